@@ -1,0 +1,63 @@
+"""Token Journey — entry point and Overview page: the whole journey on one diagram."""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from ui.diagram import PipelineValues, pipeline_dot
+from ui import nav
+from ui.i18n import t
+from ui.page import setup
+from ui.resources import get_model, run_prompt_or_stop
+from ui.tokens import display_token
+
+ctx = setup("overview")
+
+st.title(t("overview.title"))
+st.markdown(t("overview.intro"))
+
+run = run_prompt_or_stop(ctx.model_name, ctx.prompt)
+loaded = get_model(ctx.model_name)
+cfg = loaded.config
+
+last_logits = run.logits[-1]
+probs = np.exp(last_logits - last_logits.max())
+probs /= probs.sum()
+top = int(np.argmax(probs))
+
+values = PipelineValues(
+    text=run.text,
+    tokens=[display_token(tok) for tok in run.tokens],
+    ids=run.ids,
+    n_layer=cfg.n_layer,
+    n_head=cfg.n_head,
+    d_model=cfg.d_model,
+    d_mlp=cfg.d_mlp,
+    vocab_size=cfg.vocab_size,
+    positional=cfg.positional,
+    norm=cfg.norm,
+    mlp=cfg.mlp,
+    top_token=display_token(loaded.tokenizer.decode([top])),
+    top_prob=float(probs[top]),
+)
+labels = {key: t(f"overview.node.{key}") for key in (
+    "text", "tokenizer", "ids", "embed", "pos", "add", "block", "ln1", "attn", "resid1",
+    "ln2", "mlp", "resid2", "ln_final", "lm_head", "logits", "softmax", "sample", "append",
+)}
+links = {p.page_id: p.path.removeprefix("pages/").removesuffix(".py") for _, ps in nav.SECTIONS for p in ps}
+st.graphviz_chart(pipeline_dot(values, labels, links), width="stretch")
+st.caption(t("overview.diagram_caption"))
+
+st.subheader(t("overview.stations"))
+sections = [s for s in nav.existing_sections() if s[0] is not None]
+columns = st.columns(max(1, len(sections)))
+for column, (section, pages) in zip(columns, sections):
+    with column:
+        st.markdown(f"**{t(f'nav.section.{section}')}**")
+        for page in pages:
+            st.page_link(page.path, label=t(f"nav.{page.page_id}"), icon=page.icon)
+            st.caption(t(f"overview.blurb.{page.page_id}"))
+
+st.subheader(t("overview.try_title"))
+st.markdown(t("overview.try_list"))

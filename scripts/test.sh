@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Install everything the tests need (Python deps in .venv, Debian Chromium and CJK fonts)
+# and run the whole suite: unit, AppTest and real-browser tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v chromium >/dev/null 2>&1 || ! fc-list 2>/dev/null | grep -qi "Noto Sans CJK"; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends chromium fonts-noto-cjk
+fi
+
+[ -x .venv/bin/python ] || python3 -m venv .venv
+.venv/bin/pip install -q --disable-pip-version-check -r requirements-dev.txt
+
+.venv/bin/python -m pytest "$@"

@@ -1,0 +1,14 @@
+"""Shared test setup: the repo root on sys.path and a quiet, single-threaded torch."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+# Tests always run on the CPU so results match CI, whatever the machine has.
+os.environ.setdefault("TOKEN_JOURNEY_DEVICE", "cpu")

@@ -1,0 +1,135 @@
+"""The generated corpus: world size, determinism, probes, held-out split, model tokenizer."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from core.corpus import (
+    build_corpus,
+    build_model_tokenizer,
+    category_words,
+    cjk_lexicon,
+    load_world,
+    split_coref_pairs,
+)
+from core.tokenizer import ENDOFTEXT, BPETokenizer
+
+ASSETS = Path(__file__).resolve().parents[2] / "assets" / "corpus"
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    return build_corpus(0)
+
+
+def test_world_size_and_languages():
+    world = load_world()
+    assert len(world.countries) >= 30
+    assert len(world.categories) >= 6
+    for cat in world.categories.values():
+        assert len(cat.words) >= 10
+        assert all(w.en and w.zh for w in cat.words)
+    caps = {c.capital.en for c in world.countries}
+    assert len(caps) == len(world.countries)
+    assert world.countries[0].capital.zh == "巴黎"
+
+
+def test_category_words():
+    zh = category_words("zh")
+    assert zh["fruit"][0] == "苹果" and "书包" in zh["container"]
+    en = category_words("en")
+    assert "apple" in en["fruit"] and "Paris" in en["city"]
+    both = category_words()
+    assert len(both["fruit"]) == 2 * len(en["fruit"])
+    with pytest.raises(ValueError):
+        category_words("fr")
+
+
+def test_corpus_is_deterministic_and_sized(corpus):
+    again = build_corpus(0)
+    assert again.train_text == corpus.train_text and again.probes == corpus.probes
+    assert build_corpus(1).train_text != corpus.train_text
+    total = len(corpus.train_text.encode()) + len(corpus.heldout_text.encode())
+    assert 1_000_000 <= total <= 2_000_000
+    docs = corpus.train_text.split(ENDOFTEXT)
+    assert docs[0] == "" and all(d.endswith("\n") for d in docs[1:])
+    with pytest.raises(TypeError):
+        build_corpus("0")
+
+
+def test_both_languages_present(corpus):
+    text = corpus.train_text
+    assert "The capital of France is Paris." in text
+    assert "法国的首都是巴黎。" in text
+    assert "因为它太甜了。它指的是" in text
+    assert "because it was too small. It means the" in text
+
+
+def test_capital_prompts_have_one_continuation(corpus):
+    capitals = [p for p in corpus.probes if p["kind"] == "capital"]
+    assert len(capitals) == 2 * len(load_world().countries)
+    assert {"kind": "capital", "lang": "zh", "prompt": "法国的首都是", "answer": "巴黎"} in capitals
+    assert {"kind": "capital", "lang": "en", "prompt": "The capital of France is",
+            "answer": " Paris"} in capitals
+    for p in capitals:
+        seen = corpus.train_text.count(p["prompt"])
+        assert seen >= 20, p
+        assert corpus.train_text.count(p["prompt"] + p["answer"]) == seen, p
+
+
+def test_heldout_coref_combinations_absent_from_training(corpus):
+    world = load_world()
+    train_pairs, held_pairs = split_coref_pairs(world)
+    assert held_pairs and not set(train_pairs) & set(held_pairs)
+    fruits, boxes = world.categories["fruit"].words, world.categories["container"].words
+    for fi, ci in held_pairs:
+        f, b = fruits[fi], boxes[ci]
+        for needle in (f" {f.en} in the {b.en}", f"{f.zh}放进{b.zh}", f"{f.zh}留在{b.zh}"):
+            assert needle not in corpus.train_text
+    corefs = [p for p in corpus.probes if p["kind"] == "coref"]
+    assert {p["lang"] for p in corefs} == {"en", "zh"} and len(corefs) >= 40
+    for p in corefs:
+        assert p["answer"] != p["distractor"]
+        assert p["answer"].strip() in p["prompt"] and p["distractor"].strip() in p["prompt"]
+        first = p["prompt"].split(" because")[0].split("，")[0]
+        assert first not in corpus.train_text
+
+
+def test_lexicon_contains_world_words():
+    lex = set(cjk_lexicon())
+    assert {"法国", "巴黎", "首都", "苹果", "书包", "小明"} <= lex
+    assert "的" not in lex and "是" not in lex
+
+
+def test_model_tokenizer_single_token_answers(corpus):
+    tok = build_model_tokenizer(corpus)
+    for p in corpus.probes:
+        assert len(tok.encode(p["answer"])) == 1, p
+    for lang, prefix in (("en", " "), ("zh", "")):
+        for words in category_words(lang).values():
+            for w in words:
+                assert len(tok.encode(prefix + w)) == 1, w
+    ids = tok.encode(corpus.train_text[:5000])
+    assert ids[0] == tok.eot_id == 0
+
+
+def test_shipped_files_match_generator(corpus):
+    """assets/corpus is what `python -m core.corpus --out assets/corpus --tokenizer
+    assets/corpus/tokenizer` writes; regenerate after changing world.json or the code."""
+    if not (ASSETS / "train.txt").exists():
+        pytest.skip("assets/corpus not generated")
+    assert (ASSETS / "train.txt").read_text(encoding="utf-8") == corpus.train_text
+    assert (ASSETS / "heldout.txt").read_text(encoding="utf-8") == corpus.heldout_text
+    assert json.loads((ASSETS / "probes.json").read_text(encoding="utf-8")) == corpus.probes
+    shipped = BPETokenizer.load(ASSETS / "tokenizer")
+    assert shipped.vocab() == build_model_tokenizer(corpus).vocab()
+
+
+def test_cli_writes_files(tmp_path):
+    from core.corpus import main
+
+    main(["--out", str(tmp_path)])
+    assert {p.name for p in tmp_path.iterdir()} == {"train.txt", "heldout.txt", "probes.json"}

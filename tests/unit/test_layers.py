@@ -1,0 +1,27 @@
+"""The layering rule: core never imports streamlit (not even indirectly)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_importing_core_does_not_import_streamlit() -> None:
+    modules = sorted(p.stem for p in (ROOT / "core").glob("*.py") if p.stem != "__main__")
+    imports = "; ".join(f"import core.{m}" for m in modules if m != "__init__")
+    code = (
+        "import sys; import core; " + imports + "; "
+        "bad = [m for m in sys.modules if m == 'streamlit' or m.startswith('streamlit.')]; "
+        "print(bad); sys.exit(1 if bad else 0)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_no_core_source_mentions_streamlit_import() -> None:
+    for path in (ROOT / "core").rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        assert "import streamlit" not in text and "from streamlit" not in text, path

@@ -1,0 +1,1 @@
+"""Streamlit-side helpers. The only non-page code that imports streamlit."""
