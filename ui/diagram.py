@@ -59,58 +59,71 @@ def pipeline_dot(values: PipelineValues, labels: dict[str, str], links: dict[str
     their own link to it.
     """
     n = len(values.ids)
-    tok = _list([f"{t}" for t in values.tokens])
-    nodes: dict[str, tuple[str, str | None]] = {
-        "text": (f"{labels['text']}\n{_shorten(values.text)}", None),
-        "tokenizer": (f"{labels['tokenizer']}\n{_shorten(tok, 60)}", "tokenization"),
-        "ids": (f"{labels['ids']}\n{_shorten(_list([str(i) for i in values.ids]), 60)}", "tokenization"),
-        "embed": (f"{labels['embed']}\n{n} × {values.d_model}  (vocab {values.vocab_size})", "embeddings"),
-        "pos": (f"{labels['pos']}\n{values.positional}: {n} × {values.d_model}", "positional_encoding"),
-        "add": (f"{labels['add']}\n{n} × {values.d_model}", "embeddings"),
-        "ln1": (f"{labels['ln1']}\n{values.norm}", None),
-        "attn": (f"{labels['attn']}\n{values.n_head} heads · {n}×{n} pattern", "multi_head_attention"),
-        "resid1": (f"{labels['resid1']}\nx + attn(x)", None),
-        "ln2": (f"{labels['ln2']}\n{values.norm}", None),
-        "mlp": (f"{labels['mlp']}\n{values.mlp}: {values.d_model}→{values.d_mlp}→{values.d_model}", None),
-        "resid2": (f"{labels['resid2']}\nx + mlp(x)", None),
-        "ln_final": (f"{labels['ln_final']}\n{values.norm}", None),
-        "lm_head": (f"{labels['lm_head']}\n{values.d_model} → {values.vocab_size}", "logits_sampling"),
-        "logits": (f"{labels['logits']}\n{n} × {values.vocab_size}", "logits_sampling"),
-        "softmax": (f"{labels['softmax']}\ntop: {values.top_token}  p={values.top_prob:.2f}", "logits_sampling"),
-        "sample": (f"{labels['sample']}\n→ {values.top_token}", "generation"),
-        "append": (f"{labels['append']}\n{n} → {n + 1} tokens", "generation"),
+    tok = _list(list(values.tokens))
+    ids = _list([str(i) for i in values.ids])
+    # (title, live value, page it links to)
+    nodes: dict[str, tuple[str, str, str | None]] = {
+        "text": (labels["text"], _shorten(values.text), None),
+        "tokenizer": (labels["tokenizer"], _shorten(tok, 60), "tokenization"),
+        "ids": (labels["ids"], _shorten(ids, 60), "tokenization"),
+        "embed": (labels["embed"], f"{n} × {values.d_model}  (vocab {values.vocab_size})", "embeddings"),
+        "pos": (labels["pos"], f"{values.positional}: {n} × {values.d_model}", "positional_encoding"),
+        "add": (labels["add"], f"{n} × {values.d_model}", "embeddings"),
+        "ln1": (labels["ln1"], values.norm, None),
+        "attn": (labels["attn"], f"{values.n_head} heads · {n}×{n}", "multi_head_attention"),
+        "resid1": (labels["resid1"], "x + attn(x)", None),
+        "ln2": (labels["ln2"], values.norm, None),
+        "mlp": (labels["mlp"], f"{values.mlp}: {values.d_model}→{values.d_mlp}→{values.d_model}", None),
+        "resid2": (labels["resid2"], "x + mlp(x)", None),
+        "ln_final": (labels["ln_final"], values.norm, None),
+        "lm_head": (labels["lm_head"], f"{values.d_model} → {values.vocab_size}", "logits_sampling"),
+        "logits": (labels["logits"], f"{n} × {values.vocab_size}", "logits_sampling"),
+        "softmax": (labels["softmax"], f"top: {values.top_token}  p={values.top_prob:.2f}", "logits_sampling"),
+        "sample": (labels["sample"], f"→ {values.top_token}", "generation"),
+        "append": (labels["append"], f"{n} → {n + 1}", "generation"),
     }
     lines = [
         "digraph journey {",
-        '  graph [rankdir=TB, bgcolor="transparent", nodesep=0.25, ranksep=0.22, fontname="Noto Sans CJK SC, sans-serif"];',
+        '  graph [rankdir=TB, newrank=true, bgcolor="transparent", nodesep=0.3, ranksep=0.25, fontname="Noto Sans CJK SC, sans-serif"];',
         '  node [shape=box, style="rounded,filled", fillcolor="#eef3fb", color="#5b7bb5", fontname="Noto Sans CJK SC, sans-serif", fontsize=11];',
-        '  edge [color="#7a8aa8"];',
+        '  edge [color="#7a8aa8", fontcolor="#7f8ca3", fontname="Noto Sans CJK SC, sans-serif"];',
     ]
 
     def node_line(key: str) -> str:
-        label, page = nodes[key]
-        attrs = [f"label={dot_quote(label)}"]
+        title, value, page = nodes[key]
+        # Two centred lines: DOT's own "\\n" escape joins the separately quoted parts.
+        label = dot_quote(title)[:-1] + "\\n" + dot_quote(value)[1:]
+        attrs = [f"label={label}"]
         if page is not None and page in links:
             attrs += [f"URL={dot_quote('./' + links[page])}", 'target="_self"', 'fillcolor="#dbe8ff"']
         return f"  {key} [{', '.join(attrs)}];"
 
-    for key in ("text", "tokenizer", "ids", "embed", "pos", "add"):
-        lines.append(node_line(key))
-    lines.append("  subgraph cluster_block {")
-    lines.append(f"    label={dot_quote(labels['block'] + f' × {values.n_layer}')};")
-    lines.append('    style="rounded,dashed"; color="#9aa7bf"; fontname="Noto Sans CJK SC, sans-serif";')
-    for key in ("ln1", "attn", "resid1", "ln2", "mlp", "resid2"):
-        lines.append("  " + node_line(key))
-    lines.append("  }")
-    for key in ("ln_final", "lm_head", "logits", "softmax", "sample", "append"):
-        lines.append(node_line(key))
-    chain = ["text", "tokenizer", "ids", "embed", "add", "ln1", "attn", "resid1", "ln2", "mlp",
-             "resid2", "ln_final", "lm_head", "logits", "softmax", "sample", "append"]
-    lines.append("  " + " -> ".join(chain) + ";")
-    lines.append("  pos -> add;")
-    lines.append("  { rank=same; embed; pos; }")
-    lines.append('  add -> resid1 [style=dashed, label="residual", fontsize=9];')
-    lines.append('  resid1 -> resid2 [style=dashed, label="residual", fontsize=9];')
-    lines.append('  append -> text [style=dotted, constraint=false];')
+    # Three columns — input, one block, output — each a vertical chain, so the whole
+    # journey fits on one screen. Cross-column edges do not constrain the layout.
+    columns = (
+        ("cluster_input", labels["text"] + " → " + labels["add"], ("text", "tokenizer", "ids", "embed", "pos", "add")),
+        ("cluster_block", labels["block"] + f" × {values.n_layer}", ("ln1", "attn", "resid1", "ln2", "mlp", "resid2")),
+        ("cluster_output", labels["ln_final"] + " → " + labels["append"],
+         ("ln_final", "lm_head", "logits", "softmax", "sample", "append")),
+    )
+    for name, title, keys in columns:
+        lines.append(f"  subgraph {name} {{")
+        lines.append(f"    label={dot_quote(title)};")
+        lines.append('    style="rounded,dashed"; color="#9aa7bf"; fontcolor="#7f8ca3"; fontname="Noto Sans CJK SC, sans-serif";')
+        lines.extend("  " + node_line(key) for key in keys)
+        lines.append("  }")
+    lines.append("  embed -> pos [style=invis];")  # pos sits under embed
+    lines.append("  embed -> add; pos -> add;")
+    lines.append("  ln1 -> attn -> resid1 -> ln2 -> mlp -> resid2;")
+    lines.append("  ln_final -> lm_head -> logits -> softmax -> sample -> append;")
+    lines.append("  text -> tokenizer -> ids -> embed;")
+    lines.append("  { rank=same; text; ln1; ln_final; }")
+    lines.append("  text -> ln1 -> ln_final [style=invis];")  # tops aligned, columns left to right
+    lines.append("  add -> ln1 [constraint=false];")
+    lines.append("  resid2 -> ln_final [constraint=false];")
+    lines.append('  add -> resid1 [style=dashed, constraint=false, label="residual", fontsize=9];')
+    lines.append('  resid1 -> resid2 [style=dashed, constraint=false, label="residual", fontsize=9];')
+    # No drawn loop edge from append back to text: it makes dot reorder the columns;
+    # the append node's label (n → n+1) and the caption say it instead.
     lines.append("}")
     return "\n".join(lines)

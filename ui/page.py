@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from ui import nav, state
-from ui.i18n import LANGUAGES, t
+from ui.i18n import LANGUAGES, t, translate
 from ui.presets import PROMPT_PRESETS
 
 CUSTOM_PRESET = "__custom__"
@@ -60,8 +60,14 @@ def _navigation() -> None:
             st.page_link(page.path, label=t(f"nav.{page.page_id}"), icon=page.icon)
 
 
+def _preset_widget_key() -> str:
+    # Labels are translated; a per-language key keeps the widget's stored label valid
+    # after the language changes.
+    return state.widget_key(f"preset_{state.get(state.LANG)}")
+
+
 def _on_preset_change() -> None:
-    choice = st.session_state[state.widget_key("preset")]
+    choice = st.session_state[_preset_widget_key()]
     if choice != CUSTOM_PRESET:
         state.put(state.PROMPT, PROMPT_PRESETS[choice].text)
 
@@ -76,15 +82,19 @@ def _controls() -> None:
         on_change=state.commit(state.LANG),
     )
 
+    lang = state.get(state.LANG)
     # The preset box shows which preset the current prompt is (or "your own text").
     current = state.get(state.PROMPT)
     matching = [k for k, p in PROMPT_PRESETS.items() if p.text == current]
-    st.session_state[state.widget_key("preset")] = matching[0] if matching else CUSTOM_PRESET
+    st.session_state[_preset_widget_key()] = matching[0] if matching else CUSTOM_PRESET
     st.selectbox(
         t("sidebar.preset"),
         [CUSTOM_PRESET, *PROMPT_PRESETS],
-        format_func=lambda k: t("sidebar.preset.custom") if k == CUSTOM_PRESET else PROMPT_PRESETS[k].label(),
-        key=state.widget_key("preset"),
+        # format functions bind the language now: Streamlit may call them later.
+        format_func=lambda k, lang=lang: (
+            translate("sidebar.preset.custom", lang) if k == CUSTOM_PRESET else PROMPT_PRESETS[k].label(lang)
+        ),
+        key=_preset_widget_key(),
         on_change=_on_preset_change,
     )
     st.text_area(
@@ -97,7 +107,7 @@ def _controls() -> None:
     st.selectbox(
         t("sidebar.model"),
         list(state.BUILTIN_MODELS),
-        format_func=lambda name: t(f"sidebar.model.{name}"),
+        format_func=lambda name, lang=lang: translate(f"sidebar.model.{name}", lang),
         key=state.bind_widget(state.MODEL),
         on_change=state.commit(state.MODEL),
     )

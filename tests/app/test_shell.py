@@ -16,7 +16,7 @@ def test_overview_renders(lang: str) -> None:
 
 def test_sidebar_widgets_exist() -> None:
     at = open_page(None)
-    for key in ("w_lang", "w_preset", "w_prompt", "w_model", "w_seed"):
+    for key in ("w_lang", "w_preset_en", "w_prompt", "w_model", "w_seed"):
         assert at.sidebar.get("selectbox") or True  # sidebar present
         assert any(getattr(w, "key", None) == key for w in _all_widgets(at)), key
 
@@ -49,7 +49,7 @@ def test_language_and_prompt_survive_a_page_change() -> None:
 
 def test_preset_sets_the_prompt() -> None:
     at = open_page(None)
-    at.selectbox(key="w_preset").set_value("capital_zh").run()
+    at.selectbox(key="w_preset_en").set_value("capital_zh").run()
     assert at.session_state["prompt"] == "法国的首都是"
     assert_clean(at)
 

@@ -1,0 +1,416 @@
+"""Charts of the two attention pages: numbered matrices, attention heatmaps, the all-heads
+grid, the head view (BertViz's idea, drawn with Altair: no CDN), softmax and √d_k charts.
+
+Every builder takes plain arrays and labels (the caller runs the core) and returns an Altair
+chart or a Plotly figure with a title, axis titles, a legend where colour means something
+and a tooltip with exact values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import altair as alt
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+MASKED_GREY = "#9e9e9e"
+LIGHT_INK, DARK_INK = "#ffffff", "#111111"  # cell text on dark / light cells
+TOKEN_INK, QUERY_INK = "#7b8794", "#e4572e"  # readable on both the light and the dark page
+# Tableau 10: distinct in light and dark themes; one colour per head, the same in every panel.
+HEAD_COLOURS = ("#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#eeca3b", "#b279a2", "#ff9da6",
+                "#9d755d", "#bab0ac")
+IDENTITY_01 = alt.Scale(domain=[0, 1], range=[0, 1])  # not scale=None: Streamlit fails on it inside layers
+
+
+def _unit(interval: list[float]) -> list[float]:
+    """Clip a subplot domain into [0, 1] (float sums like 1 − 4·0.25 can land at −5e-17)."""
+    return [min(1.0, max(0.0, v)) for v in interval]
+
+
+def _head_colours(n: int) -> list[str]:
+    return [HEAD_COLOURS[i % len(HEAD_COLOURS)] for i in range(n)]
+
+
+def _shown(value: float, fmt: str) -> str:
+    """A cell's text: the number, or −∞ / ∞ / — for the values a colour scale cannot hold."""
+    if np.isfinite(value):
+        return format(value, fmt)
+    if np.isnan(value):
+        return "—"
+    return "−∞" if value < 0 else "∞"
+
+
+def value_matrix(
+    matrix: np.ndarray,
+    row_labels: Sequence[str],
+    col_labels: Sequence[str],
+    *,
+    title: str,
+    x_title: str,
+    y_title: str,
+    value_title: str,
+    value_format: str = ".3g",
+    diverging: bool = True,
+    cell: int = 40,
+    cell_width: int | None = None,
+    domain: tuple[float, float] | None = None,
+) -> alt.Chart:
+    """A small matrix with its numbers written in the cells, as on a blackboard.
+
+    −∞ cells (masked scores) are grey and read "−∞". The text is white on dark cells and
+    black on light ones, so it stays readable in both themes. ``domain`` fixes the range of a
+    sequential scale (e.g. (0, 1) for attention weights, so 0.06 looks small).
+    Example: value_matrix(np.eye(2), ["我", "爱"], ["d0", "d1"], title="X", x_title="dim", y_title="token", value_title="x")
+    """
+    matrix = np.asarray(matrix, dtype=float)
+    rows, cols = matrix.shape
+    if len(row_labels) != rows or len(col_labels) != cols:
+        raise ValueError(f"labels {len(row_labels)}×{len(col_labels)} do not fit matrix {rows}×{cols}")
+    values = matrix.ravel()
+    finite = np.isfinite(values)
+    bound = float(np.abs(values[finite]).max()) if finite.any() else 1.0
+    bound = bound or 1.0
+    low = float(values[finite].min()) if finite.any() else 0.0
+    high = float(values[finite].max()) if finite.any() else 1.0
+    if diverging:
+        strength = np.where(finite, np.abs(values) / bound, 0.0)
+        scale = alt.Scale(scheme="redblue", domain=[-bound, bound], reverse=True)
+    else:
+        lo, hi = domain if domain is not None else (min(low, 0.0), max(high, 1e-9))
+        span = (hi - lo) or 1.0
+        strength = np.where(finite, (np.clip(values, lo, hi) - lo) / span, 0.0)
+        scale = alt.Scale(scheme="blues", domain=[lo, hi])
+    ii, jj = np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")
+    frame = pd.DataFrame({
+        "row": [row_labels[i] for i in ii.ravel()],
+        "col": [col_labels[j] for j in jj.ravel()],
+        "value": np.where(finite, values, np.nan),
+        "shown": [_shown(v, value_format) for v in values],
+        "exact": [_shown(v, ".6g") for v in values],
+        "ink": np.where(strength > 0.55, LIGHT_INK, DARK_INK),
+        "finite": finite,  # explicit flag: NaN travels through Arrow as NaN, not null
+    })
+    x = alt.X("col:N", sort=list(col_labels), title=x_title, axis=alt.Axis(labelAngle=0, orient="top"))
+    y = alt.Y("row:N", sort=list(row_labels), title=y_title)
+    base = alt.Chart(frame)
+    rects = base.mark_rect(stroke="#ffffff", strokeWidth=1).encode(
+        x=x, y=y,
+        color=alt.condition("datum.finite", alt.Color("value:Q", scale=scale, title=value_title, legend=None),
+                            alt.value(MASKED_GREY)),
+        tooltip=[alt.Tooltip("row:N", title=y_title), alt.Tooltip("col:N", title=x_title),
+                 alt.Tooltip("exact:N", title=value_title)],
+    )
+    # An identity colour scale written out: Streamlit's frontend fails on scale=None inside a layer.
+    ink = alt.Color("ink:N", scale=alt.Scale(domain=[LIGHT_INK, DARK_INK], range=[LIGHT_INK, DARK_INK]), legend=None)
+    text = base.mark_text(fontSize=13).encode(x=x, y=y, text="shown:N", color=ink)
+    # Step sizes, not pixel sizes: Streamlit collapses a layered chart with a fixed width/height.
+    return alt.layer(rects, text).properties(title=title, width=alt.Step(cell_width or cell),
+                                             height=alt.Step(cell))
+
+
+def attention_heatmap(
+    values: np.ndarray,
+    labels: Sequence[str],
+    *,
+    title: str,
+    x_title: str,
+    y_title: str,
+    value_title: str,
+    masked_text: str,
+    value_format: str = ".4f",
+    scores: bool = False,
+    cell: int | None = None,
+) -> alt.Chart:
+    """Query × key heatmap of one head. Cells a causal query may not see (key after query)
+    are grey: the triangle the mask removes. The data keeps every exact value.
+
+    Example: attention_heatmap(pattern[0], run.labels(), title="L0 H0", x_title="key", y_title="query", value_title="weight", masked_text="masked")
+    """
+    values = np.asarray(values, dtype=float)
+    n = values.shape[0]
+    if values.shape != (n, n) or len(labels) != n:
+        raise ValueError(f"expected a square {len(labels)}×{len(labels)} matrix, got {values.shape}")
+    qq, kk = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")
+    q, k = qq.ravel(), kk.ravel()
+    flat = values.ravel()
+    masked = k > q
+    frame = pd.DataFrame({
+        "q": q, "k": k,
+        "query": [labels[i] for i in q],
+        "key": [labels[j] for j in k],
+        "value": np.where(np.isfinite(flat), flat, np.nan),
+        "masked": masked | ~np.isfinite(flat),  # the causal triangle (and any non-finite score)
+        "shown": [masked_text if m and not scores else _shown(v, value_format)
+                  for v, m in zip(flat, masked)],
+    })
+    if scores:
+        finite = flat[np.isfinite(flat) & ~masked]
+        bound = float(np.abs(finite).max()) if finite.size else 1.0
+        scale = alt.Scale(scheme="redblue", domain=[-bound, bound], reverse=True)
+    else:
+        scale = alt.Scale(scheme="blues", domain=[0, 1])
+    label_axis = dict(labelLimit=140, labelFontSize=12 if n <= 24 else 9)
+    chart = alt.Chart(frame).mark_rect().encode(
+        x=alt.X("key:N", sort=list(labels), title=x_title, axis=alt.Axis(labelAngle=-60, **label_axis)),
+        y=alt.Y("query:N", sort=list(labels), title=y_title, axis=alt.Axis(**label_axis)),
+        color=alt.condition("datum.masked", alt.value(MASKED_GREY),
+                            alt.Color("value:Q", scale=scale, title=value_title,
+                                      legend=alt.Legend(orient="top", direction="horizontal", gradientLength=220))),
+        tooltip=[alt.Tooltip("query:N", title=y_title), alt.Tooltip("key:N", title=x_title),
+                 alt.Tooltip("shown:N", title=value_title)],
+    )
+    step = cell or int(min(36, max(9, 600 // n)))
+    return chart.properties(title=title, width=alt.Step(step), height=alt.Step(step))
+
+
+def head_grid_figure(
+    patterns: np.ndarray,
+    labels: Sequence[str],
+    subplot_titles: Sequence[str],
+    *,
+    title: str,
+    x_title: str,
+    y_title: str,
+    value_title: str,
+    layer_names: Sequence[str],
+    scores: bool = False,
+    highlight: tuple[int, int] | None = None,
+) -> go.Figure:
+    """All heads at once: one Plotly figure, rows = layers, columns = heads.
+
+    Each heatmap is drawn as an image, so even 64 tokens × 16 heads stay fast. The causal
+    triangle is left empty. ``highlight`` (layer, head) gets a frame: the head enlarged below.
+    """
+    patterns = np.asarray(patterns, dtype=np.float32)
+    n_layer, n_head, n, _ = patterns.shape
+    if len(subplot_titles) != n_layer * n_head:
+        raise ValueError("one subplot title per head is needed")
+    hidden = np.triu(np.ones((n, n), dtype=bool), k=1)
+    if scores:
+        visible = patterns[:, :, ~hidden]
+        finite = visible[np.isfinite(visible)]
+        bound = float(np.abs(finite).max()) if finite.size else 1.0
+        colour = dict(colorscale="RdBu", reversescale=True, cmin=-bound, cmax=bound)
+    else:
+        colour = dict(colorscale="Blues", cmin=0.0, cmax=1.0)
+    # The subplot layout is written out as one dict: make_subplots followed by per-axis
+    # updates costs a few hundred ms for 16 heads, this costs a few.
+    gap_x, gap_y = 0.02, (0.08 if n_layer > 1 else 0.0)
+    width = (1.0 - gap_x * (n_head - 1)) / n_head
+    height = (1.0 - gap_y * (n_layer - 1)) / n_layer
+    layout: dict = {
+        "title": {"text": title},
+        "height": max(320, 190 * n_layer + 60),
+        "margin": {"l": 40, "r": 20, "t": 70, "b": 20},
+        "coloraxis": {**colour, "colorbar": {"title": {"text": value_title}, "thickness": 12}},
+        "annotations": [],
+        "shapes": [],
+    }
+    label_list = list(labels)
+    traces = []
+    for layer in range(n_layer):
+        for head in range(n_head):
+            index = layer * n_head + head + 1
+            suffix = "" if index == 1 else str(index)
+            x0 = head * (width + gap_x)
+            y1 = 1.0 - layer * (height + gap_y)  # layer 0 on top
+            axis = {"showticklabels": False, "showgrid": False, "zeroline": False}
+            layout[f"xaxis{suffix}"] = {**axis, "domain": _unit([x0, x0 + width]), "anchor": f"y{suffix}"}
+            layout[f"yaxis{suffix}"] = {**axis, "domain": _unit([y1 - height, y1]), "anchor": f"x{suffix}",
+                                        "autorange": "reversed"}
+            if head == 0:
+                layout[f"yaxis{suffix}"]["title"] = {"text": layer_names[layer], "standoff": 2}
+            layout["annotations"].append({
+                "text": subplot_titles[index - 1], "x": x0 + width / 2, "y": y1, "xref": "paper",
+                "yref": "paper", "xanchor": "center", "yanchor": "bottom", "showarrow": False,
+                "font": {"size": 11},
+            })
+            traces.append({
+                "type": "heatmap", "z": np.where(hidden, np.nan, patterns[layer, head]).astype(np.float32),
+                "x": label_list, "y": label_list, "coloraxis": "coloraxis", "hoverongaps": False,
+                "xaxis": f"x{suffix}", "yaxis": f"y{suffix}",
+                "hovertemplate": (f"{layer_names[layer]} H{head}<br>{y_title}: %{{y}}<br>"
+                                  f"{x_title}: %{{x}}<br>{value_title}: %{{z:.4f}}<extra></extra>"),
+            })
+            if highlight == (layer, head):
+                layout["shapes"].append({
+                    "type": "rect", "xref": f"x{suffix} domain", "yref": f"y{suffix} domain",
+                    "x0": -0.02, "x1": 1.02, "y0": -0.02, "y1": 1.02, "line": {"color": "#e4572e", "width": 3},
+                })
+    return go.Figure({"data": traces, "layout": layout})
+
+
+def head_view_chart(
+    weights: np.ndarray,
+    tokens: Sequence[str],
+    query_pos: int,
+    head_names: Sequence[str],
+    *,
+    title: str,
+    weight_title: str,
+    query_side: str,
+    key_side: str,
+    head_title: str,
+) -> alt.Chart:
+    """BertViz's head view: the query token on the left, every token on the right, one line per
+    (head, key) whose thickness and opacity are the attention weight. One panel per head.
+
+    ``weights`` is [head, k_pos] for the chosen query. Example: head_view_chart(w, toks, 5, ["H0", "H1"], ...)
+    """
+    weights = np.asarray(weights, dtype=float)
+    n_head, n = weights.shape
+    if len(tokens) != n or len(head_names) != n_head:
+        raise ValueError("one token per key position and one name per head are needed")
+    # One table for every panel (lines and tokens, told apart by "kind"), faceted by head:
+    # one layered chart instead of a dozen keeps building and validating the spec fast.
+    keys = np.arange(query_pos + 1)
+    line_rows = pd.DataFrame({
+        "kind": "line", "head": np.repeat(list(head_names), len(keys)), "k": np.tile(keys, n_head),
+        "q": query_pos, "weight": weights[:, keys].ravel(),
+        "shown": [f"{w:.4f}" for w in weights[:, keys].ravel()],
+        "key": [tokens[k] for k in np.tile(keys, n_head)], "query": tokens[query_pos], "x0": 0.0, "x1": 1.0,
+    })
+    token_rows = pd.DataFrame({
+        "kind": "token", "head": np.repeat(list(head_names), n), "pos": np.tile(np.arange(n), n_head),
+        "token": list(tokens) * n_head,
+    })
+    table = pd.concat([line_rows, token_rows], ignore_index=True)
+    height = max(160, 18 * n)
+    y_scale = alt.Scale(domain=[-0.5, n - 0.5], reverse=True)
+    x_scale = alt.Scale(domain=[-0.55, 1.55])
+    no_axis = alt.Axis(title=None, labels=False, ticks=False, domain=False, grid=False)
+    lines = alt.Chart().transform_filter(alt.datum.kind == "line").mark_rule().encode(
+        x=alt.X("x0:Q", scale=x_scale, axis=no_axis), x2="x1:Q",
+        y=alt.Y("q:Q", scale=y_scale, axis=no_axis), y2="k:Q",
+        color=alt.Color("head:N", scale=alt.Scale(domain=list(head_names), range=_head_colours(n_head)),
+                        title=head_title),
+        strokeWidth=alt.StrokeWidth("weight:Q", scale=alt.Scale(domain=[0, 1], range=[0.3, 7]), legend=None),
+        opacity=alt.Opacity("weight:Q", scale=alt.Scale(domain=[0, 1], range=[0.18, 1]), legend=None),
+        tooltip=[alt.Tooltip("head:N", title=head_title), alt.Tooltip("query:N", title=query_side),
+                 alt.Tooltip("key:N", title=key_side), alt.Tooltip("shown:N", title=weight_title)],
+    )
+    # Token text must read on a white and on a near-black page (the theme is not known here):
+    # a mid grey for tokens, a strong orange for the query, faded for tokens the query cannot see.
+    is_query = f"datum.pos == {query_pos}"
+    left = alt.Chart().transform_filter(alt.datum.kind == "token").transform_calculate(x="-0.05").mark_text(
+        align="right", fontSize=12, fontWeight="bold").encode(
+        x=alt.X("x:Q", scale=x_scale, axis=no_axis), y=alt.Y("pos:Q", scale=y_scale, axis=no_axis),
+        text="token:N", color=alt.condition(is_query, alt.value(QUERY_INK), alt.value(TOKEN_INK)),
+        opacity=alt.condition(is_query, alt.value(1.0), alt.value(0.35)),
+    )
+    right = alt.Chart().transform_filter(alt.datum.kind == "token").transform_calculate(x="1.05").mark_text(
+        align="left", fontSize=12, fontWeight="bold").encode(
+        x=alt.X("x:Q", scale=x_scale, axis=no_axis), y=alt.Y("pos:Q", scale=y_scale, axis=no_axis),
+        text="token:N", color=alt.value(TOKEN_INK),
+        opacity=alt.condition(f"datum.pos <= {query_pos}", alt.value(1.0), alt.value(0.35)),
+    )
+    return (
+        alt.layer(lines, left, right, data=table)
+        .properties(width=190, height=height)
+        .facet(facet=alt.Facet("head:N", sort=list(head_names), title=None,
+                               header=alt.Header(labelFontSize=13, labelFontWeight="bold")),
+               columns=min(4, n_head))
+        .properties(title=title)
+    )
+
+
+def grouped_bars(
+    categories: Sequence[str],
+    series: dict[str, Sequence[float | None]],
+    *,
+    title: str,
+    x_title: str,
+    y_title: str,
+    legend_title: str,
+    value_format: str = ".3f",
+) -> alt.Chart:
+    """Bars side by side per category, one colour per series (e.g. softmax vs plain division).
+
+    A None value (undefined: division by zero) draws no bar. Example: grouped_bars(["a"], {"s": [1.0]}, ...)
+    """
+    rows = []
+    for name, values in series.items():
+        if len(values) != len(categories):
+            raise ValueError(f"series {name!r} has {len(values)} values for {len(categories)} categories")
+        for cat, v in zip(categories, values):
+            if v is not None and np.isfinite(v):
+                rows.append({"category": cat, "series": name, "value": float(v), "shown": format(v, value_format)})
+    frame = pd.DataFrame(rows, columns=["category", "series", "value", "shown"])
+    return alt.Chart(frame).mark_bar().encode(
+        x=alt.X("category:N", sort=list(categories), title=x_title, axis=alt.Axis(labelAngle=0)),
+        xOffset=alt.XOffset("series:N", sort=list(series)),
+        y=alt.Y("value:Q", title=y_title),
+        color=alt.Color("series:N", sort=list(series), title=legend_title),
+        tooltip=[alt.Tooltip("category:N", title=x_title), alt.Tooltip("series:N", title=legend_title),
+                 alt.Tooltip("shown:N", title=y_title)],
+    ).properties(title=title, height=260)
+
+
+def overlaid_histogram(
+    samples: dict[str, np.ndarray],
+    *,
+    title: str,
+    x_title: str,
+    y_title: str,
+    legend_title: str,
+    bins: int = 40,
+) -> alt.Chart:
+    """Histograms of several samples on one shared axis (binned here, so the spec stays small)."""
+    finite = np.concatenate([np.asarray(s, dtype=float).ravel() for s in samples.values()])
+    edges = np.histogram_bin_edges(finite, bins=bins)
+    rows = []
+    for name, sample in samples.items():
+        counts, _ = np.histogram(np.asarray(sample, dtype=float).ravel(), bins=edges)
+        for lo, hi, c in zip(edges[:-1], edges[1:], counts):
+            rows.append({"series": name, "lo": float(lo), "hi": float(hi), "count": int(c),
+                         "range": f"{lo:.2f} … {hi:.2f}"})
+    frame = pd.DataFrame(rows)
+    return alt.Chart(frame).mark_bar(opacity=0.6).encode(
+        x=alt.X("lo:Q", title=x_title), x2="hi:Q",
+        y=alt.Y("count:Q", title=y_title, stack=None),
+        color=alt.Color("series:N", sort=list(samples), title=legend_title),
+        tooltip=[alt.Tooltip("series:N", title=legend_title), alt.Tooltip("range:N", title=x_title),
+                 alt.Tooltip("count:Q", title=y_title)],
+    ).properties(title=title, height=260)
+
+
+def lines_over_dk(
+    d_ks: np.ndarray,
+    series: dict[str, np.ndarray],
+    chosen: int,
+    *,
+    title: str,
+    x_title: str,
+    y_title: str,
+    legend_title: str,
+    value_format: str = ".3f",
+) -> alt.Chart:
+    """Curves over d_k (log axis) with a vertical rule at the slider's value."""
+    rows = [{"d_k": int(d), "series": name, "value": float(v), "shown": format(float(v), value_format)}
+            for name, values in series.items() for d, v in zip(d_ks, values)]
+    frame = pd.DataFrame(rows)
+    lines = alt.Chart(frame).mark_line(point=True).encode(
+        x=alt.X("d_k:Q", scale=alt.Scale(type="log", base=2), title=x_title),
+        y=alt.Y("value:Q", title=y_title),
+        color=alt.Color("series:N", sort=list(series), title=legend_title),
+        tooltip=[alt.Tooltip("d_k:Q", title=x_title), alt.Tooltip("series:N", title=legend_title),
+                 alt.Tooltip("shown:N", title=y_title)],
+    )
+    rule = alt.Chart(pd.DataFrame({"d_k": [chosen]})).mark_rule(strokeDash=[4, 4], color="#e4572e").encode(
+        x="d_k:Q", tooltip=[alt.Tooltip("d_k:Q", title=x_title)])
+    return alt.layer(lines, rule).properties(title=title, height=260)
+
+
+def spec_of(chart: alt.TopLevelMixin) -> dict:
+    """The validated Vega-Lite spec of a chart, its datasets as DataFrames.
+
+    Building and validating an Altair chart costs tens of milliseconds; pages cache this spec
+    (keyed by the chart's inputs) and draw it with ``st.vega_lite_chart``, which sends the
+    datasets to the browser as Arrow, exactly as ``st.altair_chart`` would.
+    Example: st.vega_lite_chart(spec=spec_of(chart), width="content")
+    """
+    spec = chart.to_dict()  # validates against the Vega-Lite schema
+    spec["datasets"] = {name: pd.DataFrame.from_records(rows) for name, rows in spec.get("datasets", {}).items()}
+    return spec

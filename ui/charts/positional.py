@@ -1,0 +1,195 @@
+"""Charts of the positional-encoding page: the table, its waves, M_k, and RoPE's rotations.
+
+Large matrices (up to 256 positions × 512 dimensions) go to Plotly heatmaps
+(``matrix_heatmap``), which draw one image instead of one SVG mark per cell; lines and small
+charts use Altair.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import altair as alt
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from ui.charts.common import CJK_FONT
+from ui.charts.vectors import matrix_heatmap
+
+__all__ = ["matrix_heatmap", "waves", "frequency_bars", "rotation_panels", "score_by_offset", "PairPanel", "RotationText"]
+
+Q_COLOUR = "#2f6fdb"  # blue: the query
+K_COLOUR = "#e8590c"  # orange: the key
+SERIES_COLOURS = ("#2f6fdb", "#e8590c", "#2b9348", "#9c36b5")
+LINE_STYLES = ((7.0, [1, 0], 60), (3.5, [8, 5], 30), (1.5, [2, 3], 10))  # width, dash, point size
+
+
+def waves(
+    table: np.ndarray,
+    pairs: Sequence[int],
+    periods: Sequence[float],
+    *,
+    title: str,
+    x_title: str,
+    y_title: str,
+    series_title: str,
+    series_label: str,
+    period_title: str,
+) -> alt.Chart:
+    """PE value against position for the chosen pairs (sin dimension 2k solid, cos 2k+1 dashed).
+
+    ``series_label`` is a format string with {dim}, {fn} and {k}, e.g. "dim {dim} ({fn}, pair {k})".
+
+    Example: waves(table, [0, 3], periods, title="t", x_title="pos", y_title="PE", series_title="s", series_label="dim {dim} ({fn}, pair {k})", period_title="period")
+    """
+    n_pos = table.shape[0]
+    frames = []
+    for k in pairs:
+        for offset, fn in ((0, "sin"), (1, "cos")):
+            dim = 2 * k + offset
+            frames.append(pd.DataFrame({
+                "position": np.arange(n_pos),
+                "value": table[:, dim],
+                "series": series_label.format(dim=dim, fn=fn, k=k),
+                "fn": fn,
+                "period": f"{periods[k]:.1f}",
+            }))
+    frame = pd.concat(frames, ignore_index=True)
+    order = list(dict.fromkeys(frame["series"]))
+    return alt.Chart(frame).mark_line(point=n_pos <= 64).encode(
+        x=alt.X("position:Q", title=x_title),
+        y=alt.Y("value:Q", title=y_title, scale=alt.Scale(domain=[-1.05, 1.05])),
+        color=alt.Color("series:N", title=series_title, sort=order, legend=alt.Legend(labelLimit=260)),
+        strokeDash=alt.StrokeDash("fn:N", legend=None,
+                                  scale=alt.Scale(domain=["sin", "cos"], range=[[1, 0], [6, 4]])),
+        tooltip=[alt.Tooltip("series:N", title=series_title), alt.Tooltip("position:Q", title=x_title),
+                 alt.Tooltip("value:Q", format=".4f", title=y_title), alt.Tooltip("period:N", title=period_title)],
+    ).properties(title=title, height=320)
+
+
+def frequency_bars(
+    values: Sequence[float],
+    periods: Sequence[float],
+    *,
+    title: str,
+    x_title: str,
+    y_title: str,
+    period_title: str,
+) -> alt.Chart:
+    """Radians per position of each rotation pair, on a log axis (RoPE's θ_i or the table's ω_k).
+
+    Example: frequency_bars([1.0, 0.01], [6.28, 628.3], title="t", x_title="pair", y_title="θ", period_title="period")
+    """
+    frame = pd.DataFrame({"pair": np.arange(len(values)), "theta": list(values), "period": list(periods)})
+    return alt.Chart(frame).mark_bar().encode(
+        x=alt.X("pair:O", title=x_title),
+        y=alt.Y("theta:Q", title=y_title, scale=alt.Scale(type="log")),
+        tooltip=[alt.Tooltip("pair:O", title=x_title), alt.Tooltip("theta:Q", format=".6f", title=y_title),
+                 alt.Tooltip("period:Q", format=",.1f", title=period_title)],
+    ).properties(title=title, height=260)
+
+
+@dataclass(frozen=True)
+class PairPanel:
+    """One frequency's 2-D picture, with its subplot title already written."""
+
+    subtitle: str
+    q: np.ndarray
+    k: np.ndarray
+    q_rotated: np.ndarray
+    k_rotated: np.ndarray
+
+
+@dataclass(frozen=True)
+class RotationText:
+    title: str
+    q_before: str
+    k_before: str
+    q_after: str
+    k_after: str
+    axis_even: str  # e.g. "dim 2i"
+    axis_odd: str
+
+
+def rotation_panels(panels: Sequence[PairPanel], *, text: RotationText) -> go.Figure:
+    """Side-by-side 2-D pictures: q and k before (faint, dashed) and after rotation (solid arrows).
+
+    Example: rotation_panels([PairPanel("pair 0", q, k, qr, kr)], text=RotationText(...))
+    """
+    count = max(1, len(panels))
+    fig = make_subplots(rows=1, cols=count, subplot_titles=[p.subtitle for p in panels],
+                        horizontal_spacing=0.06)
+    styles = (
+        ("q", text.q_before, Q_COLOUR, "dash", 0.45),
+        ("k", text.k_before, K_COLOUR, "dash", 0.45),
+        ("q_rotated", text.q_after, Q_COLOUR, "solid", 1.0),
+        ("k_rotated", text.k_after, K_COLOUR, "solid", 1.0),
+    )
+    for col, panel in enumerate(panels, start=1):
+        reach = max(float(np.linalg.norm(panel.q)), float(np.linalg.norm(panel.k)), 1e-9) * 1.15
+        for attr, name, colour, dash, opacity in styles:
+            vx, vy = (float(c) for c in getattr(panel, attr))
+            fig.add_trace(go.Scatter(
+                x=[0.0, vx], y=[0.0, vy], mode="lines+markers",
+                line={"color": colour, "dash": dash, "width": 3},
+                marker={"symbol": ["circle", "arrow"], "size": [4, 14], "angleref": "previous", "color": colour},
+                opacity=opacity, name=name, legendgroup=name, showlegend=col == 1,
+                hovertemplate=f"{name}<br>(%{{x:.3f}}, %{{y:.3f}})<extra></extra>",
+            ), row=1, col=col)
+        fig.update_xaxes(range=[-reach, reach], zeroline=True, title_text=text.axis_even, row=1, col=col)
+        fig.update_yaxes(range=[-reach, reach], zeroline=True, title_text=text.axis_odd,
+                         scaleanchor=f"x{'' if col == 1 else col}", scaleratio=1, row=1, col=col)
+    fig.update_annotations(font={"size": 12})  # the subplot titles
+    fig.update_layout(
+        title={"text": text.title},
+        height=380,
+        margin={"l": 10, "r": 10, "t": 80, "b": 10},
+        hoverlabel={"font": {"family": CJK_FONT}},
+        legend={"orientation": "h", "y": -0.2},
+    )
+    return fig
+
+
+def score_by_offset(
+    scores: np.ndarray,
+    query_positions: Sequence[int],
+    *,
+    title: str,
+    x_title: str,
+    y_title: str,
+    series_title: str,
+    series_label: str,
+) -> alt.Chart:
+    """q·k against the offset m − n, one line per query position m; RoPE makes the lines coincide.
+
+    ``series_label`` has a {m} placeholder. Offsets that do not exist (key before 0) are skipped.
+
+    Example: score_by_offset(np.ones((2, 3)), [5, 9], title="t", x_title="Δ", y_title="q·k", series_title="m", series_label="m = {m}")
+    """
+    rows = []
+    for row, m in enumerate(query_positions):
+        for delta, value in enumerate(scores[row]):
+            if math.isfinite(float(value)):
+                rows.append({"offset": delta, "score": float(value), "series": series_label.format(m=m)})
+    frame = pd.DataFrame(rows, columns=["offset", "score", "series"])
+    order = [series_label.format(m=m) for m in query_positions]
+    colour = alt.Color("series:N", title=series_title, sort=order,
+                       scale=alt.Scale(domain=order, range=list(SERIES_COLOURS[: len(order)])))
+    tooltip = [alt.Tooltip("series:N", title=series_title), alt.Tooltip("offset:Q", title=x_title),
+               alt.Tooltip("score:Q", format=".4f", title=y_title)]
+    # One layer per curve, thick and solid first, then thinner and dashed: when the curves
+    # coincide exactly (RoPE), every one of them still shows.
+    layers = []
+    for index, label in enumerate(order):
+        style = LINE_STYLES[index % len(LINE_STYLES)]
+        layers.append(
+            alt.Chart(frame[frame["series"] == label]).mark_line(
+                strokeWidth=style[0], strokeDash=style[1], point=alt.OverlayMarkDef(size=style[2])
+            ).encode(x=alt.X("offset:Q", title=x_title), y=alt.Y("score:Q", title=y_title), color=colour,
+                     tooltip=tooltip)
+        )
+    return alt.layer(*layers).properties(title=title, height=320)

@@ -1,0 +1,252 @@
+"""Token chips and the token-count curve, as Vega-Lite specs (no HTML, so user text is inert).
+
+A chip is a coloured rectangle (``mark_rect``) with its token written on it (``mark_text``).
+The same token always gets the same colour (a hash of its text picks from a light palette),
+so "est" in *newest* and in *widest* visibly match, at every step of training.
+
+Speed: building and validating an Altair layer costs tens of milliseconds, too much for a page
+that re-renders on every step of a "play" animation. So each chart's *shape* is built once
+with Altair (cached per set of titles) using named data and parameters, and every call only
+fills in the data, the title and the parameter values of a shallow copy (a few ms). Render
+the returned dict with ``st.vega_lite_chart(spec, width="stretch")``.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+import altair as alt
+
+from core.bpe_view import display_width, layout_chips
+from ui.charts.common import CJK_FONT
+
+# Light fills keep the dark chip text readable in both the light and the dark theme.
+CHIP_PALETTE: tuple[str, ...] = (
+    "#8dd3c7", "#ffffb3", "#bebada", "#fb8072", "#80b1d3", "#fdb462", "#b3de69", "#fccde5",
+    "#d9d9d9", "#bc80bd", "#ccebc5", "#ffed6f", "#a6cee3", "#b2df8a", "#fdbf6f", "#cab2d6",
+)
+CHIP_TEXT_COLOR = "#1b1b1b"
+HIGHLIGHT_STROKE = "#e8590c"  # orange: visible on white and on Streamlit's dark background
+ROW_HEIGHT_PX = 34
+MIN_LINE_WIDTH = 12.0  # character columns: a short word's chips do not stretch across the page
+MAX_LINE_WIDTH = 60.0  # longer rows wrap, so chips stay wide enough to read their text
+MAX_CHIP_COLUMNS = 24  # a longer token is shortened on its chip ("…"); the tooltip shows more
+MAX_TOOLTIP_CHARS = 200
+_CHIPS, _CURVE = "chips", "curve"  # dataset names inside the specs
+Spec = dict[str, Any]
+
+
+def chip_color(key: str) -> str:
+    """A stable light colour for a token, the same on every rerun and every step.
+
+    Example: chip_color("est") == chip_color("est")  # True
+    """
+    return CHIP_PALETTE[zlib.crc32(key.encode("utf-8")) % len(CHIP_PALETTE)]
+
+
+@dataclass(frozen=True)
+class Chip:
+    """One token to draw.
+
+    ``group`` is the row label (a word with its frequency, or a line of text); ``label`` the
+    text on the chip; ``key`` decides the colour; ``details`` are extra tooltip values in the
+    order of the chart's ``detail_titles``; ``highlight`` draws an orange outline.
+    """
+
+    group: str
+    label: str
+    key: str
+    details: tuple[str, ...] = field(default_factory=tuple)
+    highlight: bool = False
+
+
+def shorten(label: str, columns: int = MAX_CHIP_COLUMNS) -> str:
+    """Cut a label to at most ``columns`` screen columns, marking the cut with "…".
+
+    Example: shorten("abcdef", 4) -> 'abc…'
+    """
+    if display_width(label) <= columns:
+        return label
+    out, used = [], 0
+    for ch in label:
+        w = display_width(ch)
+        if used + w > columns - 1:
+            break
+        out.append(ch)
+        used += w
+    return "".join(out) + "…"
+
+
+def chip_records(chips: Sequence[Chip], line_width: float | None = None,
+                 min_line_width: float = MIN_LINE_WIDTH) -> tuple[list[dict[str, Any]], float]:
+    """Lay the chips out, one group after another, wrapping inside a group.
+
+    Returns one record per chip and the line width used (in character columns). A wrapped
+    group's continuation rows are labelled with invisible, unique em-space strings.
+
+    Example: chip_records([Chip("low ×5", "low", "low")])[0][0]["row"] -> 'low ×5'
+    """
+    groups: dict[str, list[Chip]] = {}
+    for chip in chips:
+        groups.setdefault(chip.group, []).append(chip)
+    if line_width is None:
+        widest = max((sum(display_width(shorten(c.label)) + 1.4 for c in members) for members in groups.values()),
+                     default=0.0)
+        line_width = min(max(min_line_width, widest), max(MAX_LINE_WIDTH, min_line_width))
+    records: list[dict[str, Any]] = []
+    order = 0
+    blanks = 0
+    for group, members in groups.items():
+        shown = [shorten(c.label) for c in members]
+        places = layout_chips(shown, line_width=line_width)
+        labels = [group]
+        for _ in range(max(p.row for p in places)):
+            blanks += 1
+            labels.append("\u2003" * blanks)
+        for index, (chip, place, short) in enumerate(zip(members, places, shown)):
+            records.append({
+                "row": labels[place.row],
+                "order": order + place.row,
+                "x0": place.x0,
+                "x1": place.x1,
+                "mid": (place.x0 + place.x1) / 2,
+                "label": short,
+                "full": chip.label[:MAX_TOOLTIP_CHARS] + ("…" if len(chip.label) > MAX_TOOLTIP_CHARS else ""),
+                "fill": chip_color(chip.key),
+                "stroke": HIGHLIGHT_STROKE if chip.highlight else "#ffffff",
+                "stroke_width": 3.0 if chip.highlight else 1.0,
+                "position": index,
+                **{f"detail_{i}": value for i, value in enumerate(chip.details)},
+            })
+        order += len(labels)
+    return records, float(line_width)
+
+
+@lru_cache(maxsize=64)
+def _chips_template(x_title: str, y_title: str, token_title: str, detail_titles: tuple[str, ...]) -> Spec:
+    width_param = alt.param(name="line_width", value=MIN_LINE_WIDTH)
+    x_scale = alt.Scale(domainMin=0, domainMax=alt.ExprRef(expr="line_width"), nice=False, zero=True)
+    y = alt.Y("row:N", sort=alt.EncodingSortField(field="order", op="min"), title=y_title,
+              axis=alt.Axis(labelLimit=220, ticks=False, domain=False, labelFontSize=12, labelFont=CJK_FONT))
+    tooltip = [alt.Tooltip("full:N", title=token_title)]
+    tooltip += [alt.Tooltip(f"detail_{i}:N", title=name) for i, name in enumerate(detail_titles)]
+    base = alt.Chart(alt.NamedData(name=_CHIPS))
+    rects = base.mark_rect(cornerRadius=5, height=ROW_HEIGHT_PX - 8).encode(
+        x=alt.X("x0:Q", scale=x_scale, title=x_title,
+                axis=alt.Axis(labels=False, ticks=False, grid=False, domain=False)),
+        x2="x1:Q",
+        y=y,
+        fill=alt.Fill("fill:N", scale=None),
+        stroke=alt.Stroke("stroke:N", scale=None),
+        strokeWidth=alt.StrokeWidth("stroke_width:Q", scale=None),
+        tooltip=tooltip,
+    )
+    text = base.mark_text(fontSize=14, font=CJK_FONT, color=CHIP_TEXT_COLOR).encode(
+        x=alt.X("mid:Q", scale=x_scale),
+        y=y,
+        text="label:N",
+        tooltip=tooltip,
+    )
+    # A step (px per row), not a fixed height: Streamlit 1.67 collapses a discrete axis whose
+    # chart has a numeric height (all rows drawn on top of each other).
+    chart = alt.layer(rects, text).add_params(width_param).properties(title="", height=alt.Step(ROW_HEIGHT_PX))
+    return chart.to_dict()
+
+
+def token_chips(
+    chips: Sequence[Chip],
+    *,
+    title: str,
+    x_title: str,
+    y_title: str,
+    token_title: str,
+    detail_titles: Sequence[str] = (),
+    line_width: float | None = None,
+    min_line_width: float = MIN_LINE_WIDTH,
+) -> Spec:
+    """Rows of coloured token chips (a Vega-Lite spec); hover a chip for its exact details.
+
+    ``line_width`` (character columns) wraps long rows; without it the widest row sets the
+    width, but never less than ``min_line_width`` (so a wide container keeps chips small).
+
+    Example: token_chips([Chip("low ×5", "low", "low")], title="t", x_title="x", y_title="y", token_title="token")
+    """
+    if not chips:
+        raise ValueError("no chips to draw")
+    records, width = chip_records(chips, line_width, min_line_width)
+    spec = dict(_chips_template(x_title, y_title, token_title, tuple(detail_titles)))
+    spec["title"] = title
+    spec["params"] = [{"name": "line_width", "value": width}]
+    spec["datasets"] = {_CHIPS: records}
+    return spec
+
+
+@lru_cache(maxsize=64)
+def _curve_template(x_title: str, total_title: str, per_word_title: str, vocab_title: str, points: bool) -> Spec:
+    current = alt.param(name="current", value=0)
+    tooltip = [
+        alt.Tooltip("merges:Q", title=x_title),
+        alt.Tooltip("vocab:Q", title=vocab_title),
+        alt.Tooltip("total:Q", title=total_title),
+        alt.Tooltip("per_word:Q", title=per_word_title, format=".2f"),
+    ]
+    x = alt.X("merges:Q", title=x_title, scale=alt.Scale(zero=True, nice=False),
+              axis=alt.Axis(format="d", tickMinStep=1))
+    total_scale = alt.Scale(domainMin=0, domainMax=alt.ExprRef(expr="top"))
+    base = alt.Chart(alt.NamedData(name=_CURVE))
+    total_line = base.mark_line(point=points).encode(
+        x=x, y=alt.Y("total:Q", title=total_title, scale=total_scale), tooltip=tooltip)
+    now = base.transform_filter("datum.merges == current")
+    rule = now.mark_rule(color=HIGHLIGHT_STROKE, strokeDash=[4, 3], size=2).encode(x="merges:Q", tooltip=tooltip)
+    dot = now.mark_point(color=HIGHLIGHT_STROKE, filled=True, size=120).encode(
+        x="merges:Q", y=alt.Y("total:Q", scale=total_scale), tooltip=tooltip)
+    # Tokens per word = total / words: the same line, read on a second (right) axis.
+    per_word = base.mark_line(opacity=0).encode(
+        x=x, y=alt.Y("per_word:Q", title=per_word_title,
+                     scale=alt.Scale(domainMin=0, domainMax=alt.ExprRef(expr="top_per_word")),
+                     axis=alt.Axis(orient="right")))
+    left = alt.layer(total_line, rule, dot)  # these share the left axis
+    chart = (alt.layer(left, per_word).resolve_scale(y="independent")
+             .add_params(current, alt.param(name="top", value=1), alt.param(name="top_per_word", value=1))
+             .properties(title="", height=280))
+    return chart.to_dict()
+
+
+def token_count_curve(
+    merges: Sequence[int],
+    totals: Sequence[int],
+    *,
+    words: int,
+    vocab_sizes: Sequence[int],
+    current: int,
+    title: str,
+    x_title: str,
+    total_title: str,
+    per_word_title: str,
+    vocab_title: str,
+) -> Spec:
+    """Total tokens (left axis) and tokens per word (right axis) against merges learned.
+
+    Tokens per word is total / words, so one line serves both axes; the two scales are
+    aligned so it is the same line read in two units. A rule and a dot mark ``current``.
+
+    Example: token_count_curve([0, 1], [74, 67], words=13, vocab_sizes=[11, 12], current=1, title="t",
+             x_title="m", total_title="tok", per_word_title="tpw", vocab_title="v")
+    """
+    if not merges or not len(merges) == len(totals) == len(vocab_sizes):
+        raise ValueError("merges, totals and vocab_sizes must be non-empty and of equal length")
+    if words <= 0:
+        raise ValueError(f"words must be positive, got {words}")
+    records = [{"merges": int(m), "total": int(t), "per_word": t / words, "vocab": int(v)}
+               for m, t, v in zip(merges, totals, vocab_sizes)]
+    top = max(int(t) for t in totals) * 1.05
+    spec = dict(_curve_template(x_title, total_title, per_word_title, vocab_title, len(records) <= 60))
+    spec["title"] = title
+    spec["params"] = [{"name": "current", "value": int(current)}, {"name": "top", "value": top},
+                      {"name": "top_per_word", "value": top / words}]
+    spec["datasets"] = {_CURVE: records}
+    return spec

@@ -1,0 +1,293 @@
+"""Charts of the embeddings page: arrows from the origin, the 3-D semantic map, similarity lines.
+
+Builders take plain arrays and already-translated text; they compute nothing beyond layout.
+Plotly draws the 3-D views (Streamlit bundles it: no CDN), Altair the 2-D ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import altair as alt
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.colors import qualitative
+
+from ui.charts.common import CJK_FONT
+
+OTHER_COLOUR = "#9e9e9e"  # grey: tokens that belong to no category
+PROMPT_COLOUR = "#ff7f0e"  # orange ring: readable on the white and the dark theme
+# Plotly's "Bold" palette reads on both themes; its grey is reserved for "other" and its
+# orange for the prompt's tokens, so neither is used for a category.
+CATEGORY_COLOURS: tuple[str, ...] = tuple(
+    c for c in (*qualitative.Bold, *qualitative.Safe)
+    if c not in ("rgb(165, 170, 153)", "rgb(230, 131, 16)", "rgb(136, 136, 136)")
+)
+DIVERGING = "RdBu_r"  # red positive, blue negative, white zero
+MAX_ANNOTATED_CELLS = 400  # beyond this, numbers in cells are unreadable: hover instead
+PAIR_COLOURS: tuple[str, ...] = ("#7048e8", "#1098ad", "#f59f00", "#d6336c", "#37b24d", "#868e96")
+ARROW_COLOURS: tuple[str, ...] = ("#2f6fdb", "#e8590c", "#2b9348", "#9c36b5", "#c92a2a", "#1098ad")
+
+
+def matrix_heatmap(
+    matrix: np.ndarray,
+    *,
+    title: str,
+    x_title: str,
+    y_title: str,
+    value_title: str,
+    x_labels: Sequence[str] | None = None,
+    y_labels: Sequence[str] | None = None,
+    symmetric: bool = True,
+    height: int = 420,
+) -> go.Figure:
+    """A Plotly heatmap, rows top to bottom, with exact values on hover (and in the cells when small).
+
+    Example: matrix_heatmap(np.eye(2), title="I", x_title="col", y_title="row", value_title="v")
+    """
+    values = np.asarray(matrix, dtype=float)
+    rows, cols = values.shape
+    x = list(x_labels) if x_labels is not None else [str(j) for j in range(cols)]
+    y = list(y_labels) if y_labels is not None else [str(i) for i in range(rows)]
+    bound = float(np.nanmax(np.abs(values))) if values.size and np.isfinite(values).any() else 1.0
+    bound = bound if bound > 0 else 1.0
+    heat = go.Heatmap(
+        z=values.astype(np.float32),  # half the bytes of float64 on the wire; hover shows 4 decimals anyway
+        x=x, y=y,
+        colorscale=DIVERGING if symmetric else "Blues",
+        zmin=-bound if symmetric else None, zmax=bound if symmetric else None,
+        colorbar={"title": {"text": value_title}},
+        hovertemplate=f"{y_title}: %{{y}}<br>{x_title}: %{{x}}<br>{value_title}: %{{z:.4f}}<extra></extra>",
+        xgap=1 if cols <= 64 else 0, ygap=1 if rows <= 64 else 0,
+    )
+    if rows * cols <= MAX_ANNOTATED_CELLS:
+        heat.update(texttemplate="%{z:.2f}", textfont={"size": 10})
+    fig = go.Figure(heat)
+    fig.update_layout(
+        title={"text": title},
+        height=height,
+        margin={"l": 10, "r": 10, "t": 50, "b": 10},
+        hoverlabel={"font": {"family": CJK_FONT}},
+        xaxis={"title": {"text": x_title}, "type": "category"},
+        yaxis={"title": {"text": y_title}, "type": "category", "autorange": "reversed"},
+    )
+    return fig
+
+
+def _hover_font() -> dict:
+    return {"family": CJK_FONT}
+
+
+@dataclass(frozen=True)
+class AxisTitles:
+    x: str
+    y: str
+    z: str
+
+
+def arrows_from_origin(
+    vectors: Mapping[str, Sequence[float]],
+    *,
+    title: str,
+    axes: AxisTitles,
+    hover_value: str,
+) -> go.Figure:
+    """3-D arrows from the origin to each vector's tip, labelled with its name.
+
+    Example: arrows_from_origin({"a": [1, 0, 0]}, title="t", axes=AxisTitles("x", "y", "z"), hover_value="v")
+    """
+    fig = go.Figure()
+    tips = np.array([list(v)[:3] for v in vectors.values()], dtype=float) if vectors else np.zeros((1, 3))
+    reach = float(np.max(np.abs(tips))) if tips.size else 1.0
+    reach = reach if reach > 0 else 1.0
+    for index, (name, values) in enumerate(vectors.items()):
+        x, y, z = (float(c) for c in list(values)[:3])
+        colour = ARROW_COLOURS[index % len(ARROW_COLOURS)]
+        fig.add_trace(go.Scatter3d(
+            x=[0.0, x], y=[0.0, y], z=[0.0, z],
+            mode="lines+text",
+            line={"color": colour, "width": 7},
+            text=["", name],
+            textposition="top center",
+            textfont={"family": CJK_FONT, "size": 15, "color": colour},
+            name=name,
+            hovertemplate=f"<b>{name}</b><br>{hover_value}: [%{{x:.3f}}, %{{y:.3f}}, %{{z:.3f}}]<extra></extra>",
+        ))
+        length = float(np.linalg.norm([x, y, z]))
+        if length > 0:
+            # A cone at the tip makes the line an arrow; its size is relative to the scene.
+            fig.add_trace(go.Cone(
+                x=[x], y=[y], z=[z], u=[x / length], v=[y / length], w=[z / length],
+                sizemode="absolute", sizeref=0.12 * reach, anchor="tip",
+                colorscale=[[0, colour], [1, colour]], showscale=False, hoverinfo="skip", name=name,
+            ))
+    scene_range = [-0.05 * reach, 1.1 * reach] if float(tips.min()) >= 0 else [-1.1 * reach, 1.1 * reach]
+    fig.update_layout(
+        title={"text": title},
+        height=460,
+        margin={"l": 0, "r": 0, "t": 50, "b": 0},
+        legend={"title": {"text": ""}},
+        hoverlabel={"font": _hover_font()},
+        scene={
+            "xaxis": {"title": {"text": axes.x}, "range": scene_range},
+            "yaxis": {"title": {"text": axes.y}, "range": scene_range},
+            "zaxis": {"title": {"text": axes.z}, "range": scene_range},
+            "aspectmode": "cube",
+        },
+    )
+    return fig
+
+
+def distance_vs_cosine(
+    pairs: Sequence[tuple[str, float, float]],
+    curve: Sequence[tuple[float, float]] | None,
+    *,
+    title: str,
+    x_title: str,
+    y_title: str,
+    pair_title: str,
+    curve_label: str,
+) -> alt.Chart:
+    """Each pair as a point (cosine, distance); optionally the curve d = √(2 − 2 cos) of unit vectors.
+
+    Example: distance_vs_cosine([("a–b", 0.9, 0.4)], None, title="t", x_title="cos", y_title="d", pair_title="pair", curve_label="unit")
+    """
+    points = pd.DataFrame({
+        "pair": [p for p, _, _ in pairs],
+        "cosine": [c for _, c, _ in pairs],
+        "distance": [d for _, _, d in pairs],
+    })
+    x = alt.X("cosine:Q", title=x_title, scale=alt.Scale(domain=[-1, 1]))
+    y = alt.Y("distance:Q", title=y_title, scale=alt.Scale(zero=True))
+    layers: list[alt.Chart] = []
+    if curve is not None:
+        line = pd.DataFrame({"cosine": [c for c, _ in curve], "distance": [d for _, d in curve], "what": curve_label})
+        layers.append(alt.Chart(line).mark_line(strokeDash=[5, 4], color=OTHER_COLOUR).encode(
+            x=x, y=y, tooltip=[alt.Tooltip("cosine:Q", format=".3f", title=x_title),
+                               alt.Tooltip("distance:Q", format=".3f", title=y_title)]))
+    dots = alt.Chart(points).encode(
+        x=x, y=y,
+        # Pairs get their own palette (not the words' arrow colours) and keep the table's order.
+        color=alt.Color("pair:N", title=pair_title, sort=list(points["pair"]),
+                        scale=alt.Scale(domain=list(points["pair"]), range=list(PAIR_COLOURS))),
+        tooltip=[alt.Tooltip("pair:N", title=pair_title), alt.Tooltip("cosine:Q", format=".3f", title=x_title),
+                 alt.Tooltip("distance:Q", format=".3f", title=y_title)],
+    )
+    layers.append(dots.mark_point(size=140, filled=True, opacity=0.9))
+    return alt.layer(*layers).properties(title=title, height=300)
+
+
+@dataclass(frozen=True)
+class MapText:
+    """Every translated string the 3-D map shows."""
+
+    title: str
+    axis: str  # e.g. "PC{n} ({share} of variance)" — {n} and {share} filled in here
+    token: str
+    token_id: str
+    category: str
+    other: str
+    prompt: str
+
+
+def embedding_map_3d(
+    coords: np.ndarray,
+    labels: Sequence[str],
+    categories: Sequence[str | None],
+    category_names: Mapping[str, str],
+    explained: Sequence[float],
+    *,
+    text: MapText,
+    visible_categories: Sequence[str],
+    show_other: bool,
+    highlight_ids: Sequence[int] = (),
+    highlight_labels: Sequence[str] = (),
+) -> go.Figure:
+    """Every token as a point in 3-D (PCA), one legend entry per category, the prompt's tokens ringed.
+
+    ``labels`` are display strings per token id; ``categories`` the category key of each
+    id (None = other); ``category_names`` maps keys to translated names in legend order.
+
+    Example: embedding_map_3d(np.zeros((2, 3)), ["a", "b"], [None, "x"], {"x": "X"}, [0.5, 0.3, 0.1], text=..., visible_categories=["x"], show_other=True)
+    """
+    coords = np.asarray(coords, dtype=float)
+    ids = np.arange(coords.shape[0])
+    cats = np.array([c if c is not None else "" for c in categories], dtype=object)
+    label_array = np.array(list(labels), dtype=object)
+    fig = go.Figure()
+
+    def add_group(mask: np.ndarray, name: str, colour: str, size: float, opacity: float) -> None:
+        chosen = ids[mask]
+        if chosen.size == 0:
+            return
+        fig.add_trace(go.Scatter3d(
+            x=coords[chosen, 0], y=coords[chosen, 1], z=coords[chosen, 2],
+            mode="markers",
+            marker={"size": size, "color": colour, "opacity": opacity},
+            name=name,
+            customdata=np.stack([label_array[chosen], chosen, np.full(chosen.size, name, dtype=object)], axis=1),
+            hovertemplate=(f"{text.token}: <b>%{{customdata[0]}}</b><br>{text.token_id}: %{{customdata[1]}}"
+                           f"<br>{text.category}: %{{customdata[2]}}<extra></extra>"),
+        ))
+
+    if show_other:
+        add_group(cats == "", text.other, OTHER_COLOUR, 2.2, 0.35)
+    for index, (key, name) in enumerate(category_names.items()):
+        if key in visible_categories:
+            add_group(cats == key, name, CATEGORY_COLOURS[index % len(CATEGORY_COLOURS)], 4.5, 0.95)
+
+    if len(highlight_ids):
+        chosen = np.asarray(highlight_ids, dtype=int)
+        fig.add_trace(go.Scatter3d(
+            x=coords[chosen, 0], y=coords[chosen, 1], z=coords[chosen, 2],
+            mode="markers+text",
+            marker={"size": 9, "color": PROMPT_COLOUR, "symbol": "circle-open", "line": {"width": 4}},
+            text=list(highlight_labels),
+            textposition="top center",
+            textfont={"family": CJK_FONT, "size": 14, "color": PROMPT_COLOUR},
+            name=text.prompt,
+            customdata=np.stack([np.array(list(highlight_labels), dtype=object), chosen], axis=1),
+            hovertemplate=(f"{text.prompt}<br>{text.token}: <b>%{{customdata[0]}}</b>"
+                           f"<br>{text.token_id}: %{{customdata[1]}}<extra></extra>"),
+        ))
+
+    def axis(n: int) -> dict:
+        share = f"{100 * float(explained[n - 1]):.1f}%"
+        return {"title": {"text": text.axis.format(n=n, share=share)}}
+
+    fig.update_layout(
+        title={"text": text.title},
+        height=640,
+        margin={"l": 0, "r": 0, "t": 50, "b": 0},
+        hoverlabel={"font": _hover_font()},
+        legend={"itemsizing": "constant", "font": {"family": CJK_FONT}},
+        scene={"xaxis": axis(1), "yaxis": axis(2), "zaxis": axis(3), "aspectmode": "data"},
+        uirevision="embedding-map",  # keep the student's rotation when a filter changes
+    )
+    return fig
+
+
+def similarity_by_stage(
+    stage_labels: Sequence[str],
+    cosines: Sequence[float],
+    *,
+    title: str,
+    x_title: str,
+    y_title: str,
+) -> alt.Chart:
+    """Cosine of one word's vector in two prompts, at each point of the residual stream.
+
+    Example: similarity_by_stage(["embed", "L0"], [1.0, 0.8], title="t", x_title="stage", y_title="cos")
+    """
+    frame = pd.DataFrame({"stage": list(stage_labels), "cosine": list(cosines)})
+    frame["shown"] = [f"{c:.3f}" for c in frame["cosine"]]
+    low = min(0.0, float(np.min(cosines))) if len(cosines) else 0.0
+    base = alt.Chart(frame).encode(
+        x=alt.X("stage:N", sort=list(stage_labels), title=x_title, axis=alt.Axis(labelAngle=-35, labelLimit=200)),
+        y=alt.Y("cosine:Q", title=y_title, scale=alt.Scale(domain=[low, 1.0])),
+        tooltip=[alt.Tooltip("stage:N", title=x_title), alt.Tooltip("shown:N", title=y_title)],
+    )
+    line = base.mark_line(point=alt.OverlayMarkDef(size=70, filled=True), color=ARROW_COLOURS[0])
+    return line.properties(title=title, height=320)
