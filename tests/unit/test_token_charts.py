@@ -1,0 +1,89 @@
+"""ui.charts.tokens: chip layout and the Vega-Lite specs (titles, axis titles, tooltips, data)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ui.charts.tokens import (
+    MAX_LINE_WIDTH,
+    Chip,
+    chip_color,
+    chip_records,
+    shorten,
+    token_chips,
+    token_count_curve,
+)
+
+
+def _layers(spec: dict) -> list[dict]:
+    out = []
+    for layer in spec.get("layer", []):
+        out.extend(_layers(layer) if "layer" in layer else [layer])
+    return out
+
+
+def test_same_token_same_colour() -> None:
+    assert chip_color("est") == chip_color("est")
+    assert chip_color("est").startswith("#")
+
+
+def test_shorten_respects_wide_characters() -> None:
+    assert shorten("abcdef", 4) == "abc…"
+    assert shorten("首都首都首都", 5) == "首都…"
+    assert shorten("ab", 4) == "ab"
+
+
+def test_chip_records_keep_groups_in_order_and_wrap_long_rows() -> None:
+    chips = [Chip("low ×5", "low", "low"), Chip("low ×5", "</w>", "</w>"), Chip("lower ×2", "low", "low")]
+    records, width = chip_records(chips)
+    assert [r["row"] for r in records] == ["low ×5", "low ×5", "lower ×2"]
+    assert [r["order"] for r in records] == [0, 0, 1]
+    assert records[0]["x1"] <= records[1]["x0"]  # neighbours never overlap
+    assert records[0]["fill"] == records[2]["fill"]  # "low" twice, one colour
+    many = [Chip("line 1", str(i), str(i)) for i in range(100)]
+    records, width = chip_records(many)
+    assert width == MAX_LINE_WIDTH
+    assert len({r["row"] for r in records}) > 1  # wrapped onto continuation rows
+    assert max(r["x1"] for r in records) <= width
+
+
+def test_token_chips_spec_has_title_axis_titles_tooltips_and_inert_text() -> None:
+    chips = [Chip("w ×1", "<script>alert(1)</script>", "x", ("7",), highlight=True)]
+    spec = token_chips(chips, title="Chips", x_title="Tokens", y_title="Words", token_title="Token",
+                       detail_titles=("Id",))
+    assert spec["title"] == "Chips"
+    rect, text = _layers(spec)
+    assert rect["encoding"]["x"]["title"] == "Tokens" and rect["encoding"]["y"]["title"] == "Words"
+    assert [t["title"] for t in rect["encoding"]["tooltip"]] == ["Token", "Id"]
+    [record] = spec["datasets"]["chips"]
+    assert record["stroke_width"] == 3.0
+    assert text["mark"]["type"] == "text"  # user text is drawn as chart text, never as HTML
+    json.dumps(spec)  # plain JSON: what st.vega_lite_chart sends
+    with pytest.raises(ValueError):
+        token_chips([], title="t", x_title="x", y_title="y", token_title="k")
+
+
+def test_templates_are_not_shared_between_calls() -> None:
+    a = token_chips([Chip("g", "a", "a")], title="A", x_title="x", y_title="y", token_title="k")
+    b = token_chips([Chip("g", "b", "b")], title="B", x_title="x", y_title="y", token_title="k")
+    assert a["title"] == "A" and a["datasets"]["chips"][0]["label"] == "a"
+    assert b["title"] == "B" and b["datasets"]["chips"][0]["label"] == "b"
+
+
+def test_token_count_curve_marks_the_current_step() -> None:
+    spec = token_count_curve([0, 1, 2], [74, 67, 60], words=13, vocab_sizes=[11, 12, 13], current=1,
+                             title="Curve", x_title="Merges", total_title="Tokens", per_word_title="Per word",
+                             vocab_title="Vocab")
+    assert spec["title"] == "Curve"
+    params = {p["name"]: p["value"] for p in spec["params"]}
+    assert params["current"] == 1
+    assert params["top_per_word"] == pytest.approx(params["top"] / 13)
+    rows = spec["datasets"]["curve"]
+    assert rows[1] == {"merges": 1, "total": 67, "per_word": 67 / 13, "vocab": 12}
+    titles = {layer["encoding"]["y"].get("title") for layer in _layers(spec) if "y" in layer["encoding"]}
+    assert {"Tokens", "Per word"} <= titles
+    with pytest.raises(ValueError):
+        token_count_curve([0], [1, 2], words=1, vocab_sizes=[1], current=0, title="t", x_title="x",
+                          total_title="a", per_word_title="b", vocab_title="c")
