@@ -21,7 +21,6 @@ TOKEN_INK, QUERY_INK = "#7b8794", "#e4572e"  # readable on both the light and th
 # Tableau 10: distinct in light and dark themes; one colour per head, the same in every panel.
 HEAD_COLOURS = ("#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#eeca3b", "#b279a2", "#ff9da6",
                 "#9d755d", "#bab0ac")
-IDENTITY_01 = alt.Scale(domain=[0, 1], range=[0, 1])  # not scale=None: Streamlit fails on it inside layers
 
 
 def _unit(interval: list[float]) -> list[float]:
@@ -204,7 +203,7 @@ def head_grid_figure(
         "title": {"text": title},
         "height": max(320, 190 * n_layer + 60),
         "margin": {"l": 40, "r": 20, "t": 70, "b": 20},
-        "coloraxis": {**colour, "colorbar": {"title": {"text": value_title}, "thickness": 12}},
+        "coloraxis": {**colour, "colorbar": {"title": {"text": value_title, "side": "right"}, "thickness": 12}},
         "annotations": [],
         "shapes": [],
     }
@@ -355,9 +354,10 @@ def overlaid_histogram(
     x_title: str,
     y_title: str,
     legend_title: str,
-    bins: int = 40,
+    bins: int = 120,
 ) -> alt.Chart:
-    """Histograms of several samples on one shared axis (binned here, so the spec stays small)."""
+    """Histograms of several samples on one shared axis, drawn as translucent step areas so a
+    narrow distribution stays visible next to a wide one (binned here: the spec stays small)."""
     finite = np.concatenate([np.asarray(s, dtype=float).ravel() for s in samples.values()])
     edges = np.histogram_bin_edges(finite, bins=bins)
     rows = []
@@ -367,8 +367,9 @@ def overlaid_histogram(
             rows.append({"series": name, "lo": float(lo), "hi": float(hi), "count": int(c),
                          "range": f"{lo:.2f} … {hi:.2f}"})
     frame = pd.DataFrame(rows)
-    return alt.Chart(frame).mark_bar(opacity=0.6).encode(
-        x=alt.X("lo:Q", title=x_title), x2="hi:Q",
+    frame["mid"] = (frame["lo"] + frame["hi"]) / 2
+    return alt.Chart(frame).mark_area(opacity=0.55, interpolate="step", line=True).encode(
+        x=alt.X("mid:Q", title=x_title),
         y=alt.Y("count:Q", title=y_title, stack=None),
         color=alt.Color("series:N", sort=list(samples), title=legend_title),
         tooltip=[alt.Tooltip("series:N", title=legend_title), alt.Tooltip("range:N", title=x_title),

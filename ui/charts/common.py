@@ -65,7 +65,8 @@ def heatmap(
                                                         color=alt.value("#111111")))
     chart = alt.layer(*layers).properties(title=title)
     if cell_size:
-        chart = chart.properties(width=cell_size * cols, height=cell_size * rows)
+        # alt.Step, not pixels: a layered chart with a pixel size collapses in Streamlit 1.67.
+        chart = chart.properties(width=alt.Step(cell_size), height=alt.Step(cell_size))
     return chart
 
 

@@ -1,0 +1,262 @@
+"""Multi-head attention on the live model: every head's pattern for the sidebar prompt, a
+behaviour label per head, BertViz's head view, and the seeds' coreference example.
+
+Values come straight from the model's trace (``blocks.L.attn.hook_pattern`` and
+``hook_attn_scores``); labels and probes from ``core.head_analysis``.
+"""
+
+from __future__ import annotations
+
+import altair as alt
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from core import head_analysis as ha
+from core import names
+from ui.charts.attention import attention_heatmap, head_grid_figure, head_view_chart, spec_of, value_matrix
+from ui.i18n import t, translate
+from ui.page import setup
+from ui.resources import get_model, run_prompt, run_prompt_or_stop
+from ui.tokens import display_token
+
+PAGE = "multi_head_attention"
+
+
+def behaviour_text(b: ha.HeadBehaviour) -> str:
+    name = t(f"multi_head_attention.behaviour.{b.label}")
+    return name if np.isnan(b.score) else f"{name} {b.score:.2f}"
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def head_data(model_name: str, prompt: str) -> tuple[np.ndarray, np.ndarray, list[ha.HeadBehaviour]]:
+    """Patterns and scores [layer, head, q, k] and the head labels for one prompt (cached)."""
+    loaded = get_model(model_name)
+    run = run_prompt(model_name, prompt)
+    n_layer = loaded.config.n_layer
+    patterns = ha.stack_patterns(run.trace, n_layer)
+    scores = np.stack([run.trace[names.act_name("attn_scores", layer=layer)] for layer in range(n_layer)])
+    return patterns, scores, ha.label_heads(patterns)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def coref_probes(model_name: str, pair_key: str) -> tuple[ha.CorefProbe, ha.CorefProbe]:
+    loaded = get_model(model_name)
+    pair = next(p for p in ha.COREF_PAIRS if p.key == pair_key)
+    probes = []
+    for case in (pair.to_fruit, pair.to_container):
+        run = run_prompt(model_name, case.prompt)
+        patterns = ha.stack_patterns(run.trace, loaded.config.n_layer)
+        probes.append(ha.coreference_probe(case, run.tokens, patterns, run.logits[-1], loaded.tokenizer))
+    return probes[0], probes[1]
+
+
+def token_labels(model_name: str, prompt: str) -> list[str]:
+    """Axis labels "3·首都": position and visible token (unique even when tokens repeat)."""
+    run = run_prompt(model_name, prompt)
+    return [f"{i}·{display_token(tok)}" for i, tok in enumerate(run.tokens)]
+
+
+@st.cache_data(max_entries=128, show_spinner=False)
+def heatmap_spec(model_name: str, prompt: str, layer: int, head: int, show_scores: bool, lang: str) -> dict:
+    """The enlarged head's chart, built once per choice (a rerun for another widget reuses it)."""
+    patterns, scores, _ = head_data(model_name, prompt)
+    values = scores[layer, head] if show_scores else patterns[layer, head]
+    kind = translate("multi_head_attention.kind.scores" if show_scores else "multi_head_attention.kind.weights", lang)
+    return spec_of(attention_heatmap(
+        values, token_labels(model_name, prompt),
+        title=translate("multi_head_attention.heatmap.title", lang, layer=layer, head=head, kind=kind),
+        x_title=translate("multi_head_attention.axis.key", lang),
+        y_title=translate("multi_head_attention.axis.query", lang),
+        value_title=kind, masked_text=translate("multi_head_attention.masked", lang), scores=show_scores,
+    ))
+
+
+def main_heatmap(model_name: str, prompt: str, n_layer: int, n_head: int,
+                 behaviours: list[ha.HeadBehaviour]) -> tuple[int, int, bool]:
+    lang = st.session_state.get("lang", "en")  # bound now: AppTest formats values outside the run
+    c1, c2, c3 = st.columns([1, 1, 2])
+    layer = c1.selectbox(t("multi_head_attention.layer"), list(range(n_layer)), key="mha_layer",
+                         format_func=lambda i: translate("multi_head_attention.layer_name", lang, layer=i))
+    head = c2.selectbox(t("multi_head_attention.head"), list(range(n_head)), key="mha_head",
+                        format_func=lambda i: translate("multi_head_attention.head_name", lang, head=i))
+    show_scores = c3.toggle(t("multi_head_attention.show_scores"), value=False, key="mha_scores",
+                            help=t("multi_head_attention.show_scores.help"))
+    layer, head = min(layer, n_layer - 1), min(head, n_head - 1)
+    b = behaviours[layer * n_head + head]
+    spec = heatmap_spec(model_name, prompt, layer, head, show_scores, lang)
+    left, right = st.columns([3, 1])
+    with left:
+        st.vega_lite_chart(spec=spec, width="content")
+    with right:
+        st.markdown(t("multi_head_attention.behaviour.this", label=behaviour_text(b)))
+        st.dataframe(pd.DataFrame({
+            t("multi_head_attention.behaviour.col"): [t(f"multi_head_attention.behaviour.{k}") for k in ha.BEHAVIOURS],
+            t("multi_head_attention.behaviour.score"): [f"{b.scores[k]:.3f}" for k in ha.BEHAVIOURS],
+        }), hide_index=True)
+        st.caption(t("multi_head_attention.behaviour.help"))
+    st.caption(t("multi_head_attention.heatmap.caption_scores" if show_scores else
+                 "multi_head_attention.heatmap.caption"))
+    return layer, head, show_scores
+
+
+def all_heads(patterns: np.ndarray, scores: np.ndarray, labels: list[str], behaviours: list[ha.HeadBehaviour],
+              layer: int, head: int, show_scores: bool) -> None:
+    st.subheader(t("multi_head_attention.grid.title"))
+    if not st.toggle(t("multi_head_attention.grid.show"), value=True, key="mha_grid"):
+        return
+    n_layer, n_head = patterns.shape[:2]
+    titles = [f"L{b.layer} H{b.head} · {behaviour_text(b)}" for b in behaviours]
+    kind = t("multi_head_attention.kind.scores" if show_scores else "multi_head_attention.kind.weights")
+    fig = head_grid_figure(
+        scores if show_scores else patterns, labels, titles,
+        title=t("multi_head_attention.grid.chart", layers=n_layer, heads=n_head, kind=kind),
+        x_title=t("multi_head_attention.axis.key"), y_title=t("multi_head_attention.axis.query"),
+        value_title=kind, layer_names=[t("multi_head_attention.layer_name", layer=i) for i in range(n_layer)],
+        scores=show_scores, highlight=(layer, head),
+    )
+    st.plotly_chart(fig, width="stretch", key="mha_grid_chart")
+    st.caption(t("multi_head_attention.grid.caption"))
+    with st.expander(t("multi_head_attention.grid.table")):
+        st.dataframe(pd.DataFrame([{
+            t("multi_head_attention.layer"): b.layer,
+            t("multi_head_attention.head"): b.head,
+            t("multi_head_attention.behaviour.col"): t(f"multi_head_attention.behaviour.{b.label}"),
+            **{t(f"multi_head_attention.behaviour.{k}"): round(b.scores[k], 3) for k in ha.BEHAVIOURS},
+        } for b in behaviours]), hide_index=True, width="stretch")
+        st.caption(t("multi_head_attention.behaviour.rules"))
+
+
+@st.cache_data(max_entries=128, show_spinner=False)
+def head_view_spec(model_name: str, prompt: str, layer: int, query: int, lang: str) -> dict:
+    patterns, _, _ = head_data(model_name, prompt)
+    tokens = [display_token(tok) for tok in run_prompt(model_name, prompt).tokens]
+    n_head = patterns.shape[1]
+    return spec_of(head_view_chart(
+        patterns[layer, :, query, :], tokens, query,
+        [translate("multi_head_attention.head_name", lang, head=h) for h in range(n_head)],
+        title=translate("multi_head_attention.view.chart", lang, layer=layer, token=tokens[query]),
+        weight_title=translate("multi_head_attention.kind.weights", lang),
+        query_side=translate("multi_head_attention.axis.query", lang),
+        key_side=translate("multi_head_attention.axis.key", lang), head_title=translate("multi_head_attention.head", lang),
+    ))
+
+
+def head_view(model_name: str, prompt: str, tokens: list[str], layer: int) -> None:
+    st.subheader(t("multi_head_attention.view.title"))
+    n = len(tokens)
+    options = list(range(n))
+    if st.session_state.get("mha_query_prompt") != (model_name, prompt) or st.session_state.get("mha_query", 0) >= n:
+        # A new prompt: start from its last token, the one that predicts the next token.
+        st.session_state["mha_query"] = n - 1
+        st.session_state["mha_query_prompt"] = (model_name, prompt)
+    query = st.selectbox(t("multi_head_attention.view.query"), options, key="mha_query",
+                         format_func=lambda i: f"{i} · {tokens[i]}")
+    query = min(int(query), n - 1)
+    st.vega_lite_chart(spec=head_view_spec(model_name, prompt, layer, query, st.session_state.get("lang", "en")),
+                       width="content")
+    st.caption(t("multi_head_attention.view.caption"))
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def coref_spec(weights: np.ndarray, shift: np.ndarray, rows: tuple[str, ...], columns: tuple[str, ...],
+               token: str, lang: str) -> dict:
+    """Weights (blue, 0–1) next to each head's shift (red/blue around 0): two scales, one chart."""
+    y_title = translate("multi_head_attention.coref.axis.y", lang)
+    left = value_matrix(
+        weights, list(rows), list(columns), title=translate("multi_head_attention.kind.weights", lang),
+        x_title=translate("multi_head_attention.coref.axis.x", lang), y_title=y_title,
+        value_title=translate("multi_head_attention.kind.weights", lang), value_format=".2f", diverging=False,
+        domain=(0.0, 1.0), cell=30, cell_width=110,
+    )
+    shift_name = translate("multi_head_attention.coref.shift_col", lang)
+    right = value_matrix(
+        shift[:, None], list(rows), [shift_name], title=shift_name, x_title=" ", y_title=y_title,
+        value_title=shift_name, value_format="+.2f", diverging=True, cell=30, cell_width=90,
+    )
+    return spec_of(alt.hconcat(left, right, spacing=24).resolve_scale(color="independent").properties(
+        title=translate("multi_head_attention.coref.chart", lang, token=token)))
+
+
+def coreference(model_name: str, lang: str, n_head: int) -> None:
+    st.subheader(t("multi_head_attention.coref.title"))
+    st.markdown(t("multi_head_attention.coref.intro"))
+    pairs = sorted(ha.COREF_PAIRS, key=lambda p: p.lang != lang)  # the page's language first
+    keys = [p.key for p in pairs]
+    if st.session_state.get("mha_coref_lang") != lang:  # a language switch starts from that language's pair
+        st.session_state["mha_coref"] = keys[0]
+        st.session_state["mha_coref_lang"] = lang
+    key = st.selectbox(t("multi_head_attention.coref.pair"), keys, key="mha_coref",
+                       format_func=lambda k: translate(f"multi_head_attention.coref.pair.{k}", lang))
+    pair = next(p for p in ha.COREF_PAIRS if p.key == key)
+    try:
+        to_fruit, to_container = coref_probes(model_name, key)
+    except ValueError as err:  # a noun not found among the tokens
+        st.warning(t("multi_head_attention.coref.problem", detail=str(err)))
+        return
+    tokenizer = get_model(model_name).tokenizer
+    word = lambda i: display_token(tokenizer.decode([i]))  # noqa: E731
+    cols = st.columns(2)
+    for col, probe in zip(cols, (to_fruit, to_container)):
+        with col:
+            st.markdown(t("multi_head_attention.coref.prompt", prompt=probe.case.prompt.replace("*", r"\*")))
+            top_id, top_p = probe.top[0]
+            verdict = t("multi_head_attention.coref.right" if probe.correct else
+                        "multi_head_attention.coref.partly" if probe.prefers_answer else
+                        "multi_head_attention.coref.wrong")
+            st.markdown(t("multi_head_attention.coref.prediction", top=word(top_id), p=f"{100 * top_p:.1f}",
+                          answer=word(probe.answer_id), pa=f"{100 * probe.p_answer:.1f}",
+                          distractor=word(probe.distractor_id), pd=f"{100 * probe.p_distractor:.1f}",
+                          verdict=verdict))
+    st.caption(t("multi_head_attention.coref.verdicts"))
+    fruit, container = pair.fruit, pair.container
+    trait_f, trait_c = pair.fruit_trait, pair.container_trait
+    columns = [f"{trait_f} → {fruit}", f"{trait_f} → {container}", f"{trait_c} → {fruit}", f"{trait_c} → {container}"]
+    n_layer = to_fruit.attention.shape[0]
+    rows = [f"L{layer} H{h}" for layer in range(n_layer) for h in range(n_head)]
+    matrix = np.column_stack([
+        to_fruit.attention[..., 0].ravel(), to_fruit.attention[..., 1].ravel(),
+        to_container.attention[..., 1].ravel(), to_container.attention[..., 0].ravel(),
+    ])
+    shift = ha.coref_shift(to_fruit, to_container)
+    last = display_token(tokenizer.decode([tokenizer.encode(pair.to_fruit.prompt)[-1]]))
+    st.vega_lite_chart(spec=coref_spec(matrix, shift.ravel(), tuple(rows), tuple(columns), last, lang),
+                       width="content")
+    best = int(np.argmax(np.abs(shift.ravel())))
+    st.markdown(t("multi_head_attention.coref.best", head=rows[best], shift=f"{shift.ravel()[best]:+.2f}",
+                  fruit=fruit, container=container))
+    st.caption(t("multi_head_attention.coref.caption"))
+    trained = get_model(model_name).metrics.get("coref_heads", {}).get("top_heads", [])
+    if trained:
+        heads = ", ".join(f"L{h['layer']} H{h['head']} (+{h['margin']:.2f})" for h in trained)
+        st.caption(t("multi_head_attention.coref.trained_heads", heads=heads))
+
+
+# --- the page ---------------------------------------------------------------------------------
+
+ctx = setup(PAGE)
+if st.session_state.get("mha_lang_seen") != ctx.lang:
+    # Option labels are translated: after a language switch, hand each choice back to its widget
+    # so the browser shows it under the new label (a keyed widget keeps its identity).
+    for widget_key in ("mha_layer", "mha_head", "mha_query"):
+        if widget_key in st.session_state:
+            st.session_state[widget_key] = st.session_state[widget_key]
+    st.session_state["mha_lang_seen"] = ctx.lang
+st.title(t("multi_head_attention.title"))
+st.markdown(t("multi_head_attention.intro"))
+
+run = run_prompt_or_stop(ctx.model_name, ctx.prompt)
+cfg = get_model(ctx.model_name).config
+patterns, scores, behaviours = head_data(ctx.model_name, run.text)
+tokens = [display_token(tok) for tok in run.tokens]
+labels = [f"{i}·{tok}" for i, tok in enumerate(tokens)]
+st.caption(t("multi_head_attention.model_line", model=ctx.model_name, layers=cfg.n_layer, heads=cfg.n_head,
+             d_head=cfg.d_head, n=len(tokens)))
+
+layer, head, show_scores = main_heatmap(ctx.model_name, run.text, cfg.n_layer, cfg.n_head, behaviours)
+all_heads(patterns, scores, labels, behaviours, layer, head, show_scores)
+head_view(ctx.model_name, run.text, tokens, layer)
+coreference(ctx.model_name, ctx.lang, cfg.n_head)
+
+st.subheader(t("multi_head_attention.try.title"))
+st.markdown(t("multi_head_attention.try.list"))

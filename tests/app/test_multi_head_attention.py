@@ -1,0 +1,203 @@
+"""Multi-head attention page (AppTest): the heatmaps show the model's real trace values."""
+
+from __future__ import annotations
+
+import base64
+import json
+from functools import lru_cache
+
+import numpy as np
+import pandas as pd
+import pytest
+from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
+from streamlit.testing.v1 import AppTest
+
+import core
+from core import head_analysis as ha
+from core import names
+from tests.app.conftest import assert_clean, open_page
+from ui.i18n import translate
+
+PAGE = "multi_head_attention"
+PROMPT = "The capital of France is"
+
+
+@lru_cache(maxsize=2)
+def model(name: str = "classic"):
+    return core.load_builtin(name)
+
+
+def trace_of(prompt: str, name: str = "classic") -> dict[str, np.ndarray]:
+    loaded = model(name)
+    _, trace = loaded.model.run_with_trace(loaded.tokenizer.encode(prompt))
+    return trace
+
+
+def charts(at: AppTest) -> dict[str, list[pd.DataFrame]]:
+    out = {}
+    for element in at.get("vega_lite_chart"):
+        spec = json.loads(element.proto.spec)
+        title = spec.get("title", "")
+        title = title.get("text", "") if isinstance(title, dict) else title
+        out[str(title)] = [convert_arrow_bytes_to_pandas_df(d.data.data) for d in element.proto.datasets]
+    return out
+
+
+def heatmap_frame(at: AppTest, layer: int, head: int, lang: str = "en", scores: bool = False) -> pd.DataFrame:
+    kind = translate("multi_head_attention.kind.scores" if scores else "multi_head_attention.kind.weights", lang)
+    title = translate("multi_head_attention.heatmap.title", lang, layer=layer, head=head, kind=kind)
+    return charts(at)[title][0]
+
+
+def decode_plotly_array(value) -> np.ndarray:
+    """Plotly >= 6 stores numpy arrays as {"dtype", "bdata" (base64), "shape"}."""
+    if isinstance(value, dict) and "bdata" in value:
+        array = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
+        shape = value.get("shape")
+        return array.reshape([int(s) for s in str(shape).split(",")]) if shape else array
+    return np.array(value, dtype=float)
+
+
+def test_renders_in_both_languages(lang: str) -> None:
+    at = open_page(PAGE, lang=lang, prompt=PROMPT)
+    assert_clean(at)
+    assert translate("multi_head_attention.title", lang) in at.title[0].value
+    for key in ("mha_layer", "mha_head", "mha_query", "mha_coref"):
+        assert at.selectbox(key=key) is not None
+    assert at.toggle(key="mha_scores") is not None and at.toggle(key="mha_grid") is not None
+    assert len(at.get("plotly_chart")) == 1, "the all-heads grid is one figure"
+
+
+def test_heatmap_cells_are_the_trace_values() -> None:
+    at = open_page(PAGE, prompt=PROMPT)
+    frame = heatmap_frame(at, 0, 0)
+    pattern = trace_of(PROMPT)[names.act_name("pattern", layer=0)][0]  # head 0: [q, k]
+    n = pattern.shape[0]
+    assert len(frame) == n * n
+    for _, cell in frame.iterrows():
+        assert cell["value"] == pytest.approx(float(pattern[cell["q"], cell["k"]]), abs=1e-6)
+        assert bool(cell["masked"]) == (cell["k"] > cell["q"])
+    one = frame[(frame["q"] == n - 1) & (frame["k"] == 1)].iloc[0]
+    assert one["shown"] == f"{pattern[n - 1, 1]:.4f}"  # what the tooltip says
+
+
+def test_layer_and_head_choice_and_scores_toggle() -> None:
+    cfg = model().config
+    layer, head = cfg.n_layer - 1, cfg.n_head - 1
+    at = open_page(PAGE, prompt=PROMPT)
+    at.selectbox(key="mha_layer").set_value(layer).run()
+    at.selectbox(key="mha_head").set_value(head).run()
+    assert_clean(at)
+    trace = trace_of(PROMPT)
+    frame = heatmap_frame(at, layer, head)
+    expected = trace[names.act_name("pattern", layer=layer)][head]
+    got = np.zeros_like(expected)
+    got[frame["q"], frame["k"]] = frame["value"]
+    np.testing.assert_allclose(got, expected, atol=1e-6)
+
+    at.toggle(key="mha_scores").set_value(True).run()
+    assert_clean(at)
+    frame = heatmap_frame(at, layer, head, scores=True)
+    scores = trace[names.act_name("attn_scores", layer=layer)][head]
+    visible = frame[~frame["masked"]]
+    np.testing.assert_allclose(visible["value"], scores[visible["q"], visible["k"]], atol=1e-5)
+    assert (frame.loc[frame["masked"], "shown"] == "−∞").all()
+
+
+def test_grid_holds_every_head_with_its_label() -> None:
+    at = open_page(PAGE, prompt=PROMPT)
+    cfg = model().config
+    fig = json.loads(at.get("plotly_chart")[0].proto.spec)
+    heatmaps = [d for d in fig["data"] if d["type"] == "heatmap"]
+    assert len(heatmaps) == cfg.n_layer * cfg.n_head
+    trace = trace_of(PROMPT)
+    patterns = ha.stack_patterns(trace, cfg.n_layer)
+    behaviours = ha.label_heads(patterns)
+    for index, heat in enumerate(heatmaps):
+        layer, head = divmod(index, cfg.n_head)
+        z = decode_plotly_array(heat["z"])
+        visible = np.tril(np.ones_like(z, dtype=bool))
+        np.testing.assert_allclose(z[visible], patterns[layer, head][visible], atol=1e-6)
+        assert np.isnan(z[~visible]).all()  # the causal triangle is left empty
+    titles = [a["text"] for a in fig["layout"]["annotations"]]
+    for b in behaviours:
+        label = translate(f"multi_head_attention.behaviour.{b.label}", "en")
+        assert any(t.startswith(f"L{b.layer} H{b.head} · {label}") for t in titles), (b, titles)
+    at.toggle(key="mha_grid").set_value(False).run()
+    assert not at.get("plotly_chart")
+
+
+def test_head_view_follows_the_chosen_query() -> None:
+    at = open_page(PAGE, prompt=PROMPT)
+    n = len(model().tokenizer.encode(PROMPT))
+    at.selectbox(key="mha_query").set_value(2).run()
+    assert_clean(at)
+    title = next(t for t in charts(at) if t.startswith(translate("multi_head_attention.view.chart", "en",
+                                                                   layer=0, token="")[:8]))
+    table = charts(at)[title][0]
+    lines = table[table["kind"] == "line"]
+    assert set(lines["k"]) == {0, 1, 2}  # only keys the query can see
+    pattern = trace_of(PROMPT)[names.act_name("pattern", layer=0)]
+    for _, row in lines.iterrows():
+        head = int(row["head"].split()[-1])
+        assert row["weight"] == pytest.approx(float(pattern[head, 2, int(row["k"])]), abs=1e-6)
+    assert len(lines) == 3 * model().config.n_head and n > 2
+
+
+def test_coreference_pairs_in_both_languages(lang: str) -> None:
+    at = open_page(PAGE, lang=lang, prompt=PROMPT)
+    first = ha.COREF_PAIRS[0] if lang == "zh" else ha.COREF_PAIRS[1]
+    assert at.selectbox(key="mha_coref").value == first.key  # the page's language first
+    text = " ".join(m.value for m in at.markdown)
+    assert first.to_fruit.prompt in text and first.to_container.prompt in text
+    chart_title = translate("multi_head_attention.coref.chart", lang, token="")[:6]
+    assert any(t.startswith(chart_title) for t in charts(at))
+    other = ha.COREF_PAIRS[2]
+    at.selectbox(key="mha_coref").set_value(other.key).run()
+    assert_clean(at)
+    assert other.to_fruit.prompt in " ".join(m.value for m in at.markdown)
+
+
+def test_bad_prompts_get_a_message(lang: str) -> None:
+    for bad in ("", "\x00\x01", "x" * 5000):
+        at = open_page(PAGE, lang=lang, prompt=bad)
+        assert not at.exception
+        assert at.warning
+
+
+def test_one_token_prompt_and_a_long_prompt() -> None:
+    at = open_page(PAGE, prompt="The")
+    assert_clean(at)
+    long_prompt = long_prompt_of(64)
+    at = open_page(PAGE, prompt=long_prompt)
+    assert_clean(at)
+    fig = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert decode_plotly_array(fig["data"][0]["z"]).shape[0] == len(model().tokenizer.encode(long_prompt))
+
+
+def long_prompt_of(n_tokens: int) -> str:
+    """A corpus-style prompt of at most n_tokens tokens (and close to it)."""
+    tok = model().tokenizer
+    sentence = "小明把苹果放进书包，因为它太甜了。它指的是苹果。Tom put the apple in the bag because it was too small. "
+    text = ""
+    while len(tok.encode(text + sentence)) <= n_tokens:
+        text += sentence
+    for ch in sentence:
+        if len(tok.encode(text + ch)) > n_tokens:
+            break
+        text += ch
+    return text
+
+
+def test_the_modern_model_shows_its_own_heads() -> None:
+    """RoPE model: the heatmap follows the sidebar's model choice and its own trace."""
+    at = open_page(PAGE, prompt=PROMPT)
+    at.selectbox(key="w_model").set_value("modern").run()
+    assert_clean(at)
+    frame = heatmap_frame(at, 0, 0)
+    expected = trace_of(PROMPT, "modern")[names.act_name("pattern", layer=0)][0]
+    got = np.zeros_like(expected)
+    got[frame["q"], frame["k"]] = frame["value"]
+    np.testing.assert_allclose(got, expected, atol=1e-6)
+    classic = trace_of(PROMPT, "classic")[names.act_name("pattern", layer=0)][0]
+    assert not np.allclose(expected, classic, atol=1e-3)

@@ -1,0 +1,173 @@
+"""Both attention pages in real Chromium: the seeds' numbers, the toggles, the live heads,
+hover tooltips, a 64-token grid; screenshots in English, Chinese and the dark theme."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from playwright.sync_api import Browser, Page, expect
+
+import core
+
+from tests.e2e.helpers import assert_no_error, wait_for_app
+from ui.i18n import load_strings
+
+COREF_ZH = "小明把苹果放进书包，因为它太甜了。它指的是"
+
+
+def open_page(page: Page, app_url: str, path: str) -> None:
+    page.goto(f"{app_url}/{path}")
+    wait_for_app(page)
+    page.wait_for_selector("h1", timeout=60_000)
+    assert_no_error(page)
+
+
+def switch_to_chinese(page: Page) -> None:
+    page.locator('[data-testid="stSidebar"] [data-testid="stSelectbox"]').first.click()
+    page.get_by_role("option", name="简体中文").click()
+    wait_for_app(page)
+
+
+def set_prompt(page: Page, text: str) -> None:
+    box = page.locator('[data-testid="stSidebar"] textarea')
+    box.fill(text)
+    box.press("Control+Enter")
+    wait_for_app(page)
+
+
+def wait_for_charts(page: Page, minimum: int = 1) -> None:
+    """Vega charts draw after the script finishes: wait until they have marks."""
+    page.wait_for_function(
+        f"() => document.querySelectorAll('[data-testid=\"stVegaLiteChart\"] canvas, "
+        f"[data-testid=\"stVegaLiteChart\"] svg.marks').length >= {minimum}",
+        timeout=30_000,
+    )
+    page.wait_for_timeout(500)
+
+
+def click_tab(page: Page, label: str) -> None:
+    page.get_by_role("tab", name=label).click()
+    page.wait_for_timeout(800)
+
+
+def test_self_attention_steps_lab_and_toggles(page: Page, app_url: str, screenshot_dir: Path) -> None:
+    s = load_strings("en")
+    open_page(page, app_url, "self_attention")
+    wait_for_charts(page, 5)
+    body = page.inner_text("body")
+    assert "= 0.155" in body and "= 0.422" in body  # the seeds' 15.5 % / 42.2 %
+    assert "Q₀ · K₁ = 1×1 + 0×2 + 2×1 = 3" in body
+    page.screenshot(path=str(screenshot_dir / "self_attention.steps.en.png"))
+
+    page.locator(".st-key-sa_mask label").click()  # widgets are found by their key
+    wait_for_app(page)
+    assert "[2, −∞, −∞]" in page.inner_text("body")  # row 0 after the mask, in the hand calculation
+
+    click_tab(page, s["self_attention.tab.lab"])
+    scores = page.locator(".st-key-sa_lab_scores input")
+    scores.fill("1, -2, 1")
+    scores.press("Enter")
+    wait_for_app(page)
+    expect(page.get_by_text(s["self_attention.lab.plain.division_by_zero"])).to_be_visible()
+    assert_no_error(page)
+    page.screenshot(path=str(screenshot_dir / "self_attention.lab.en.png"))
+
+    click_tab(page, s["self_attention.tab.dk"])
+    page.screenshot(path=str(screenshot_dir / "self_attention.dk.en.png"))
+    click_tab(page, s["self_attention.tab.mh"])
+    page.screenshot(path=str(screenshot_dir / "self_attention.multihead.en.png"))
+    assert_no_error(page)
+
+
+def test_self_attention_in_chinese_light_and_dark(browser: Browser, app_url: str, screenshot_dir: Path) -> None:
+    s = load_strings("zh")
+    for scheme in ("light", "dark"):
+        context = browser.new_context(color_scheme=scheme, viewport={"width": 1440, "height": 2400})
+        page = context.new_page()
+        open_page(page, app_url, "self_attention")
+        switch_to_chinese(page)
+        wait_for_charts(page, 5)
+        assert s["self_attention.step1"] in page.inner_text("body")
+        assert "= 0.155" in page.inner_text("body")
+        page.screenshot(path=str(screenshot_dir / f"self_attention.steps.zh.{scheme}.png"))
+        click_tab(page, s["self_attention.tab.lab"])
+        page.screenshot(path=str(screenshot_dir / f"self_attention.lab.zh.{scheme}.png"))
+        if scheme == "dark":
+            click_tab(page, s["self_attention.tab.dk"])
+            page.screenshot(path=str(screenshot_dir / "self_attention.dk.zh.dark.png"))
+            click_tab(page, s["self_attention.tab.mh"])
+            page.screenshot(path=str(screenshot_dir / "self_attention.multihead.zh.dark.png"))
+        assert_no_error(page)
+        context.close()
+
+
+def test_multi_head_heatmap_tooltip_grid_and_coreference(page: Page, app_url: str, screenshot_dir: Path) -> None:
+    s = load_strings("en")
+    page.set_viewport_size({"width": 1440, "height": 3200})
+    open_page(page, app_url, "multi_head_attention")
+    set_prompt(page, COREF_ZH)
+    wait_for_charts(page, 2)
+    expect(page.locator('[data-testid="stPlotlyChart"]')).to_have_count(1)
+    # Hover the middle of the enlarged heatmap: the tooltip shows the exact weight.
+    heatmap = page.locator('[data-testid="stVegaLiteChart"]').first
+    heatmap.scroll_into_view_if_needed()
+    box = heatmap.locator("canvas, svg").first.bounding_box()
+    assert box is not None
+    page.mouse.move(box["x"] + box["width"] * 0.3, box["y"] + box["height"] * 0.7)
+    tooltip = page.locator("#vg-tooltip-element")
+    expect(tooltip).to_be_visible(timeout=5_000)
+    assert s["multi_head_attention.kind.weights"] in tooltip.inner_text()
+    page.screenshot(path=str(screenshot_dir / "multi_head_attention.en.png"))
+    assert_no_error(page)
+
+
+def test_multi_head_in_chinese_light_and_dark(browser: Browser, app_url: str, screenshot_dir: Path) -> None:
+    s = load_strings("zh")
+    for scheme in ("light", "dark"):
+        context = browser.new_context(color_scheme=scheme, viewport={"width": 1440, "height": 3200})
+        page = context.new_page()
+        open_page(page, app_url, "multi_head_attention")
+        switch_to_chinese(page)
+        set_prompt(page, COREF_ZH)
+        wait_for_charts(page, 2)
+        body = page.inner_text("body")
+        assert s["multi_head_attention.grid.title"] in body and "苹果" in body
+        page.screenshot(path=str(screenshot_dir / f"multi_head_attention.zh.{scheme}.png"))
+        assert_no_error(page)
+        context.close()
+
+
+def test_grid_of_a_64_token_prompt(page: Page, app_url: str, screenshot_dir: Path) -> None:
+    """The all-heads grid of a 64-token prompt draws completely (time printed; see bench/)."""
+    loaded = core.load_builtin("classic")
+    config = loaded.config
+    assert len(loaded.tokenizer.encode(LONG_PROMPT)) == 64
+    n_heads = config.n_layer * config.n_head
+    page.set_viewport_size({"width": 1440, "height": 2200})
+    open_page(page, app_url, "multi_head_attention")
+    set_prompt(page, LONG_PROMPT)
+    toggle = page.locator(".st-key-mha_grid label")
+    toggle.click()  # hide the grid …
+    wait_for_app(page)
+    expect(page.locator('[data-testid="stPlotlyChart"]')).to_have_count(0)
+    start = time.perf_counter()
+    toggle.click()  # … and time how long it takes to come back, fully drawn
+    page.wait_for_function(
+        "() => { const g = document.querySelector('[data-testid=\"stPlotlyChart\"]');"
+        f" return g && g.querySelectorAll('.heatmaplayer image').length >= {n_heads}; }}",
+        timeout=30_000,
+    )
+    elapsed = time.perf_counter() - start
+    print(f"64-token grid: toggle click → {n_heads} heatmaps drawn in {elapsed:.2f} s")
+    page.locator('[data-testid="stPlotlyChart"]').scroll_into_view_if_needed()
+    page.screenshot(path=str(screenshot_dir / "multi_head_attention.grid64.en.png"))
+    assert_no_error(page)
+
+
+# 64 tokens of corpus-style text in both languages (the count is checked in the test).
+LONG_PROMPT = (
+    "小明把苹果放进书包，因为它太甜了。它指的是苹果。Tom put the apple in the bag because it was too small. "
+    "It means the bag. 小红把葡萄留在篮子里，因为它太满了。它指的是篮子。Anna left the grape in the basket "
+    "because it was too full"
+)
