@@ -7,6 +7,7 @@ arrays keyed by (model, prompt), so moving a slider never re-runs the model.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,9 +19,26 @@ from core.prompt import PromptProblem, clean_prompt
 from ui.i18n import t
 
 
+THREADS_ENV_VAR = "TOKEN_JOURNEY_THREADS"
+
+
+def _limit_cpu_threads() -> None:
+    """One torch thread per request by default when serving on the CPU.
+
+    A classroom server runs many tiny forwards from many sessions at once; each one is a
+    few milliseconds, and intra-op threads then only fight each other (measured: one
+    generation step 9.7 ms with 1 thread vs 78-174 ms with 2 on a loaded 2-core machine,
+    bench/output_pages.py). Override with TOKEN_JOURNEY_THREADS.
+    """
+    import torch
+
+    torch.set_num_threads(max(1, int(os.environ.get(THREADS_ENV_VAR, "1"))))
+
+
 @st.cache_resource(show_spinner=False)
 def get_model(name: str) -> Any:
     """The loaded built-in preset (``core.load_builtin``), shared by every session."""
+    _limit_cpu_threads()
     return core.load_builtin(name)
 
 

@@ -1,8 +1,10 @@
 """Charts for the output stations: next-token odds, sampling, the logit lens, generation, KV cache.
 
-Every builder takes plain arrays and already-translated strings and returns an Altair chart
-with a title, axis titles, a legend where colour carries meaning and exact-value tooltips.
-Token labels arrive already made visible (``ui.tokens.display_token``) and unique.
+Every builder takes plain arrays and already-translated strings and returns a finished
+Vega-Lite spec (built with Altair, data attached) with a title, axis titles, a legend where
+colour carries meaning and exact-value tooltips; ``show(spec)`` renders it and
+``cached(builder, ...)`` memoises a builder call. Token labels arrive already made visible
+(``ui.tokens.display_token``) and unique.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 import altair as alt
 import numpy as np
 import pandas as pd
+import streamlit as st
 
 from ui.charts.common import CJK_FONT
 from ui.tokens import display_token
@@ -54,15 +57,57 @@ def token_labels(tokenizer: Any, ids: Sequence[int]) -> list[str]:
     return [f"{label} #{int(i)}" if len(ids_per_label[label]) > 1 else label for label, i in zip(labels, ids)]
 
 
-def _finish(chart: alt.TopLevelMixin, fixed_size: bool = False) -> alt.TopLevelMixin:
-    """Common finishing: a CJK-capable font, and sizes that mean the plot area.
+TABLE = "table"  # every chart reads one named dataset, attached after Altair is done
+ChartSpec = dict[str, Any]  # a finished Vega-Lite spec with its data
+
+
+def _source() -> alt.Data:
+    return alt.Data(name=TABLE)
+
+
+def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """Rows as JSON-ready dicts; NaN becomes null."""
+    return frame.astype(object).where(frame.notna(), None).to_dict(orient="records")
+
+
+def _finish(chart: alt.TopLevelMixin, frame: pd.DataFrame, fixed_size: bool = False) -> ChartSpec:
+    """A CJK-capable font, sizes that mean the plot area, the data attached: a Vega-Lite dict.
 
     Streamlit's default autosize "fit" squeezes the plot so that title, axes and legend fit
     in the given height, which flattens charts with long labels to nothing. "fit-x" fills
     the width and leaves ``height`` as the plot's own height; "pad" keeps both as given.
+
+    The data joins the spec only after Altair has finished (Altair copies every inline value
+    on each ``.properties()``/``layer``), and Altair's schema validation is skipped: together
+    they were most of a slider's redraw time. The app tests validate every spec instead.
     """
     autosize = alt.AutoSizeParams(type="pad" if fixed_size else "fit-x", contains="padding")
-    return chart.properties(autosize=autosize).configure(font=CJK_FONT)
+    out = chart.properties(autosize=autosize).configure(font=CJK_FONT).to_dict(validate=False)
+    out["datasets"] = {TABLE: _records(frame)}
+    return out
+
+
+def show(chart: ChartSpec | alt.TopLevelMixin, width: str = "stretch") -> None:
+    """Render a spec from this module (or any Altair chart, unvalidated) with Streamlit's theme."""
+    st.vega_lite_chart(chart if isinstance(chart, dict) else chart.to_dict(validate=False), width=width)
+
+
+@st.cache_data(max_entries=512, show_spinner=False)
+def _cached_build(builder_name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> ChartSpec:
+    return _BUILDERS[builder_name](*args, **kwargs)
+
+
+def cached(builder: Any, *args: Any, **kwargs: Any) -> ChartSpec:
+    """Call a builder of this module, memoised on its inputs (shared by every session).
+
+    Charts that a slider does not change (e.g. the logit lens while the temperature moves)
+    then cost a hash lookup on the rerun instead of a rebuild.
+
+    Example: show(cached(top5_chart, labels, probs, chosen, title=..., ...))
+    """
+    if _BUILDERS.get(builder.__name__) is not builder:
+        raise ValueError(f"{builder!r} is not a chart builder of ui.charts.output")
+    return _cached_build(builder.__name__, args, kwargs)
 
 
 def _legend_scale(domain: Sequence[str], colors: Sequence[str]) -> alt.Scale:
@@ -86,7 +131,7 @@ def top_tokens_chart(
     kind_tail: str,
     logits: Sequence[float] | None = None,
     logit_title: str = "logit",
-) -> alt.Chart:
+) -> ChartSpec:
     """The N most probable next tokens plus one bar for the whole rest of the vocabulary.
 
     Example: top_tokens_chart(["巴黎", "伦敦"], [0.86, 0.04], "rest", 0.10, title="t", x_title="p", y_title="token", kind_title="k", kind_top="top", kind_tail="rest")
@@ -99,7 +144,7 @@ def top_tokens_chart(
     })
     frame["shown"] = [f"{p:.4f}" for p in frame["prob"]]
     order = list(frame["token"])
-    base = alt.Chart(frame).encode(
+    base = alt.Chart(_source()).encode(
         y=alt.Y("token:N", sort=order, title=y_title, axis=alt.Axis(labelLimit=180)),
     )
     bars = base.mark_bar().encode(
@@ -110,7 +155,7 @@ def top_tokens_chart(
                  alt.Tooltip("logit:N", title=logit_title)],
     )
     text = base.mark_text(align="left", dx=3, color=LABEL_TEXT).encode(x=alt.X("prob:Q"), text=alt.Text("shown:N"))
-    return _finish(alt.layer(bars, text).properties(title=title, height=24 * len(frame)))
+    return _finish(alt.layer(bars, text).properties(title=title, height=24 * len(frame)), frame)
 
 
 def before_after_chart(
@@ -126,7 +171,7 @@ def before_after_chart(
     original_name: str,
     after_name: str,
     status_title: str,
-) -> alt.Chart:
+) -> ChartSpec:
     """Two bars per token (before and after the knobs); cut tokens carry a ✂ note.
 
     ``status`` is a translated word per token ("kept", "cut by top-k", ...); it appears in the
@@ -150,7 +195,7 @@ def before_after_chart(
     series_order = [original_name, after_name]
     y = alt.Y("token:N", sort=order, title=y_title, axis=alt.Axis(labelLimit=180))
     offset = alt.YOffset("series:N", sort=series_order)
-    bars = alt.Chart(frame).mark_bar().encode(
+    bars = alt.Chart(_source()).mark_bar().encode(
         y=y, yOffset=offset,
         x=alt.X("prob:Q", title=x_title, scale=alt.Scale(domain=[0, 1])),
         color=alt.Color("series:N", title=series_title, sort=series_order,
@@ -159,13 +204,13 @@ def before_after_chart(
         tooltip=[alt.Tooltip("token:N", title=y_title), alt.Tooltip("series:N", title=series_title),
                  alt.Tooltip("shown:N", title=x_title), alt.Tooltip("status:N", title=status_title)],
     )
-    notes = alt.Chart(frame).mark_text(align="left", dx=4, fontSize=11, color=RECOMPUTE_COLOR).encode(
+    notes = alt.Chart(_source()).mark_text(align="left", dx=4, fontSize=11, color=RECOMPUTE_COLOR).encode(
         y=y, yOffset=offset, x=alt.X("prob:Q"), text=alt.Text("note:N"),
     )
-    values = alt.Chart(frame).transform_filter("datum.prob > 0").mark_text(align="left", dx=3, fontSize=10, color=LABEL_TEXT).encode(
+    values = alt.Chart(_source()).transform_filter("datum.prob > 0").mark_text(align="left", dx=3, fontSize=10, color=LABEL_TEXT).encode(
         y=y, yOffset=offset, x=alt.X("prob:Q"), text=alt.Text("shown:N"),
     )
-    return _finish(alt.layer(bars, values, notes).properties(title=title, height=34 * n))
+    return _finish(alt.layer(bars, values, notes).properties(title=title, height=34 * n), frame)
 
 
 def sample_histogram_chart(
@@ -181,7 +226,7 @@ def sample_histogram_chart(
     observed_name: str,
     expected_name: str,
     count_title: str,
-) -> alt.Chart:
+) -> ChartSpec:
     """Share of the N draws that hit each token (bars) next to the probability it had (ticks)."""
     frame = pd.DataFrame({
         "token": [*labels, *labels],
@@ -194,15 +239,15 @@ def sample_histogram_chart(
     names = [observed_name, expected_name]
     color = alt.Color("series:N", title=series_title, sort=names,
                       scale=_legend_scale(names, [AFTER_COLOR, RECOMPUTE_COLOR]), legend=LEGEND)
-    x = alt.X("token:N", sort=order, title=x_title, axis=alt.Axis(labelAngle=-40, labelLimit=120))
+    x = alt.X("token:N", sort=order, title=x_title, axis=alt.Axis(labelAngle=-40, labelLimit=120, labelOverlap=False))
     tooltip = [alt.Tooltip("token:N", title=x_title), alt.Tooltip("series:N", title=series_title),
                alt.Tooltip("shown:N", title=y_title), alt.Tooltip("count:Q", title=count_title)]
-    base = alt.Chart(frame)
+    base = alt.Chart(_source())
     bars = base.transform_filter(alt.datum.series == observed_name).mark_bar(opacity=0.85).encode(
         x=x, y=alt.Y("value:Q", title=y_title), color=color, tooltip=tooltip)
     ticks = base.transform_filter(alt.datum.series == expected_name).mark_tick(thickness=3, size=26).encode(
         x=x, y=alt.Y("value:Q"), color=color, tooltip=tooltip)
-    return _finish(alt.layer(bars, ticks).properties(title=title, height=320))
+    return _finish(alt.layer(bars, ticks).properties(title=title, height=320), frame)
 
 
 def logit_lens_chart(
@@ -216,7 +261,7 @@ def logit_lens_chart(
     value_title: str,
     token_title: str,
     highlight_token: str | None = None,
-) -> alt.Chart:
+) -> ChartSpec:
     """Stages × rank grid: each cell names the token at that rank, shaded by its probability.
 
     The model's own final answer is outlined wherever it appears, so its rise is easy to follow.
@@ -235,7 +280,7 @@ def logit_lens_chart(
     frame = pd.DataFrame(rows)
     x = alt.X("rank:O", title=x_title, axis=alt.Axis(labelAngle=0))
     y = alt.Y("stage:N", sort=list(stage_labels), title=y_title, axis=alt.Axis(labelLimit=200))
-    base = alt.Chart(frame)
+    base = alt.Chart(_source())
     cells = base.mark_rect(stroke=RECOMPUTE_COLOR).encode(
         x=x, y=y,
         color=alt.Color("prob:Q", title=value_title, scale=alt.Scale(scheme="blues", domain=[0, 1])),
@@ -247,7 +292,7 @@ def logit_lens_chart(
         x=x, y=y, text=alt.Text("token:N"),
         color=alt.ColorValue(DARK_TEXT, condition={"test": "datum.prob > 0.55", "value": "#ffffff"}),
     )
-    return _finish(alt.layer(cells, text).properties(title=title, height=40 * n_stage))
+    return _finish(alt.layer(cells, text).properties(title=title, height=40 * n_stage), frame)
 
 
 def final_token_by_stage_chart(
@@ -259,18 +304,18 @@ def final_token_by_stage_chart(
     x_title: str,
     y_title: str,
     rank_title: str,
-) -> alt.Chart:
+) -> ChartSpec:
     """How probable the model's final answer already is after each stage."""
     frame = pd.DataFrame({"stage": list(stage_labels), "prob": list(map(float, probs)), "rank": list(map(int, ranks))})
     frame["shown"] = [f"{p:.4f}" for p in frame["prob"]]
-    chart = alt.Chart(frame).mark_line(point=alt.OverlayMarkDef(size=70), color=AFTER_COLOR).encode(
+    chart = alt.Chart(_source()).mark_line(point=alt.OverlayMarkDef(size=70), color=AFTER_COLOR).encode(
         x=alt.X("stage:N", sort=list(stage_labels), title=x_title,
-                axis=alt.Axis(labelAngle=-30, labelLimit=160, labelOverlap=False)),
+                axis=alt.Axis(labelAngle=0, labelLimit=180, labelOverlap=False)),
         y=alt.Y("prob:Q", title=y_title, scale=alt.Scale(domain=[0, 1])),
         tooltip=[alt.Tooltip("stage:N", title=x_title), alt.Tooltip("shown:N", title=y_title),
                  alt.Tooltip("rank:Q", title=rank_title)],
     )
-    return _finish(chart.properties(title=title, height=260))
+    return _finish(chart.properties(title=title, height=200), frame)
 
 
 # --- generation and the KV cache --------------------------------------------------------------
@@ -287,28 +332,28 @@ def timeline_chart(
     y_title: str,
     token_title: str,
     alternatives_title: str,
-) -> alt.Chart:
+) -> ChartSpec:
     """One bar per generation step: the chosen token and the probability it had when drawn."""
     frame = pd.DataFrame({"step": list(map(int, steps)), "token": list(tokens), "prob": list(map(float, probs)),
                           "alternatives": list(alternatives)})
     frame["shown"] = [f"{p:.4f}" for p in frame["prob"]]
-    base = alt.Chart(frame).encode(x=alt.X("step:O", title=x_title, axis=alt.Axis(labelAngle=0)))
+    base = alt.Chart(_source()).encode(x=alt.X("step:O", title=x_title, axis=alt.Axis(labelAngle=0)))
     tooltip = [alt.Tooltip("step:O", title=x_title), alt.Tooltip("token:N", title=token_title),
                alt.Tooltip("shown:N", title=y_title), alt.Tooltip("alternatives:N", title=alternatives_title)]
     bars = base.mark_bar(color=AFTER_COLOR).encode(
         y=alt.Y("prob:Q", title=y_title, scale=alt.Scale(domain=[0, 1.12]), axis=alt.Axis(values=PROB_TICKS)),
         tooltip=tooltip)
     text = base.mark_text(dy=-8, fontSize=13, color=LABEL_TEXT).encode(y=alt.Y("prob:Q"), text=alt.Text("token:N"), tooltip=tooltip)
-    return _finish(alt.layer(bars, text).properties(title=title, height=260))
+    return _finish(alt.layer(bars, text).properties(title=title, height=260), frame)
 
 
 def top5_chart(labels: Sequence[str], probs: Sequence[float], chosen: str, *, title: str, x_title: str,
-               y_title: str, chosen_title: str, chosen_name: str, other_name: str) -> alt.Chart:
+               y_title: str, chosen_title: str, chosen_name: str, other_name: str) -> ChartSpec:
     """The five most probable tokens of one step; the one drawn is coloured differently."""
     frame = pd.DataFrame({"token": list(labels), "prob": list(map(float, probs))})
     frame["kind"] = [chosen_name if tok == chosen else other_name for tok in frame["token"]]
     frame["shown"] = [f"{p:.4f}" for p in frame["prob"]]
-    base = alt.Chart(frame).encode(y=alt.Y("token:N", sort=list(labels), title=y_title, axis=alt.Axis(labelLimit=160)))
+    base = alt.Chart(_source()).encode(y=alt.Y("token:N", sort=list(labels), title=y_title, axis=alt.Axis(labelLimit=160)))
     bars = base.mark_bar().encode(
         x=alt.X("prob:Q", title=x_title, scale=alt.Scale(domain=[0, 1.15]), axis=alt.Axis(values=PROB_TICKS)),
         color=alt.Color("kind:N", title=chosen_title, scale=_legend_scale([chosen_name, other_name],
@@ -317,7 +362,7 @@ def top5_chart(labels: Sequence[str], probs: Sequence[float], chosen: str, *, ti
         tooltip=[alt.Tooltip("token:N", title=y_title), alt.Tooltip("shown:N", title=x_title)],
     )
     text = base.mark_text(align="left", dx=3, color=LABEL_TEXT).encode(x=alt.X("prob:Q"), text=alt.Text("shown:N"))
-    return _finish(alt.layer(bars, text).properties(title=title, height=34 * len(frame)))
+    return _finish(alt.layer(bars, text).properties(title=title, height=34 * len(frame)), frame)
 
 
 def two_series_line_chart(
@@ -331,14 +376,14 @@ def two_series_line_chart(
     series_title: str,
     value_format: str = ",.0f",
     log_scale: bool = False,
-) -> alt.Chart:
+) -> ChartSpec:
     """Lines over generation steps (e.g. K/V projections or milliseconds, with vs without cache)."""
     rows = [{"step": int(s), "series": name, "value": float(v)}
             for name, values in series.items() for s, v in zip(steps, values)]
     frame = pd.DataFrame(rows)
     frame["shown"] = [format(v, value_format) for v in frame["value"]]
     names = list(series)
-    chart = alt.Chart(frame).mark_line(point=True).encode(
+    chart = alt.Chart(_source()).mark_line(point=True).encode(
         x=alt.X("step:Q", title=x_title, axis=alt.Axis(tickMinStep=1, format="d")),
         y=alt.Y("value:Q", title=y_title, scale=alt.Scale(type="log") if log_scale else alt.Scale(zero=True)),
         color=alt.Color("series:N", title=series_title, sort=names, scale=_legend_scale(names, colors),
@@ -346,12 +391,12 @@ def two_series_line_chart(
         tooltip=[alt.Tooltip("step:Q", title=x_title), alt.Tooltip("series:N", title=series_title),
                  alt.Tooltip("shown:N", title=y_title)],
     )
-    return _finish(chart.properties(title=title, height=280))
+    return _finish(chart.properties(title=title, height=280), frame)
 
 
 def causal_mask_chart(
     labels: Sequence[str],
-    n_prompt: int,
+    new_rows: int,
     *,
     title: str,
     x_title: str,
@@ -360,11 +405,12 @@ def causal_mask_chart(
     visible_name: str,
     masked_name: str,
     newest_name: str,
-) -> alt.Chart:
-    """The causal mask of the sequence so far: row i may look at columns 0..i only.
+) -> ChartSpec:
+    """The causal mask of the sequence a step reads: row i (a query) may look at columns 0..i only.
 
-    The newest row (the query of the token just appended) is drawn darker: with a KV cache
-    that row is the only one computed in this step; the rows above were computed earlier.
+    The last ``new_rows`` rows are drawn darker: the queries this step computes (the whole
+    prompt in step 1, then one row per step with a KV cache); the rows above were computed
+    in earlier steps. Pass at most a few dozen labels: the chart has one cell per pair.
     """
     n = len(labels)
     rows = []
@@ -372,7 +418,7 @@ def causal_mask_chart(
         for k in range(n):
             if k > q:
                 state = masked_name
-            elif q == n - 1 and n > n_prompt:
+            elif q >= n - new_rows:
                 state = newest_name
             else:
                 state = visible_name
@@ -383,7 +429,7 @@ def causal_mask_chart(
     x = alt.X("key:N", sort=list(labels), title=x_title,
               axis=alt.Axis(labelAngle=-45, labelLimit=100, labelOverlap=False))
     y = alt.Y("query:N", sort=list(labels), title=y_title, axis=alt.Axis(labelLimit=120))
-    cells = alt.Chart(frame).mark_rect(stroke="#ffffff", strokeWidth=0.5).encode(
+    cells = alt.Chart(_source()).mark_rect(stroke="#ffffff", strokeWidth=0.5).encode(
         x=x, y=y,
         color=alt.Color("state:N", title=state_title, sort=names,
                         scale=_legend_scale(names, [VISIBLE_COLOR, NEW_ROW_COLOR, MASKED_COLOR]),
@@ -391,13 +437,13 @@ def causal_mask_chart(
         tooltip=[alt.Tooltip("query:N", title=y_title), alt.Tooltip("key:N", title=x_title),
                  alt.Tooltip("state:N", title=state_title)],
     )
-    side = max(220, min(640, 30 * n))
-    chart = cells
+    layers: list[alt.Chart] = [cells]
     if n <= 24:  # the −∞ marks only while the cells are big enough to hold them
-        text = alt.Chart(frame).transform_filter(alt.datum.score == "−∞").mark_text(fontSize=10, color="#ffffff").encode(
-            x=x, y=y, text=alt.Text("score:N"))
-        chart = alt.layer(cells, text)
-    return _finish(chart.properties(title=title, width=side, height=side), fixed_size=True)
+        layers.append(alt.Chart(_source()).transform_filter("datum.score !== '✓'").mark_text(fontSize=10, color="#ffffff")
+                      .encode(x=x, y=y, text=alt.Text("score:N")))
+    side = max(220, min(640, 30 * n))
+    chart = alt.layer(*layers)
+    return _finish(chart.properties(title=title, width=side, height=side), frame, fixed_size=True)
 
 
 def kv_variants_chart(
@@ -410,11 +456,11 @@ def kv_variants_chart(
     x_title: str,
     y_title: str,
     detail_title: str,
-) -> alt.Chart:
+) -> ChartSpec:
     """Total cache size for MHA, GQA and MQA (bars in GB, decimal) with the exact size written on."""
     frame = pd.DataFrame({"kind": list(kinds), "gb": [b / 1e9 for b in total_bytes], "shown": list(shown),
                           "detail": list(details)})
-    base = alt.Chart(frame).encode(y=alt.Y("kind:N", sort=list(kinds), title=y_title))
+    base = alt.Chart(_source()).encode(y=alt.Y("kind:N", sort=list(kinds), title=y_title))
     bars = base.mark_bar().encode(
         x=alt.X("gb:Q", title=x_title, scale=alt.Scale(domain=[0, max(1e-12, float(frame["gb"].max())) * 1.3])),
         color=alt.Color("kind:N", title=y_title, sort=list(kinds),
@@ -424,7 +470,7 @@ def kv_variants_chart(
                  alt.Tooltip("detail:N", title=detail_title)],
     )
     text = base.mark_text(align="left", dx=4, color=LABEL_TEXT).encode(x=alt.X("gb:Q"), text=alt.Text("shown:N"))
-    return _finish(alt.layer(bars, text).properties(title=title, height=40 * len(frame)))
+    return _finish(alt.layer(bars, text).properties(title=title, height=40 * len(frame)), frame)
 
 
 def kv_growth_chart(
@@ -436,13 +482,13 @@ def kv_growth_chart(
     x_title: str,
     y_title: str,
     series_title: str,
-) -> alt.Chart:
+) -> ChartSpec:
     """Total cache size against context length (log axes): a straight line, steeper with more KV heads."""
     rows = [{"tokens": int(n), "series": name, "gb": b / 1e9, "shown": s}
             for name in series for n, b, s in zip(contexts, series[name], shown[name])]
     frame = pd.DataFrame(rows)
     names = list(series)
-    chart = alt.Chart(frame).mark_line(point=True).encode(
+    chart = alt.Chart(_source()).mark_line(point=True).encode(
         x=alt.X("tokens:Q", title=x_title, scale=alt.Scale(type="log"), axis=alt.Axis(format="~s")),
         y=alt.Y("gb:Q", title=y_title, scale=alt.Scale(type="log")),
         color=alt.Color("series:N", title=series_title, sort=names,
@@ -451,4 +497,13 @@ def kv_growth_chart(
         tooltip=[alt.Tooltip("series:N", title=series_title), alt.Tooltip("tokens:Q", title=x_title, format=","),
                  alt.Tooltip("shown:N", title=y_title)],
     )
-    return _finish(chart.properties(title=title, height=300))
+    return _finish(chart.properties(title=title, height=300), frame)
+
+
+_BUILDERS: dict[str, Any] = {
+    f.__name__: f
+    for f in (
+        top_tokens_chart, before_after_chart, sample_histogram_chart, logit_lens_chart, final_token_by_stage_chart,
+        timeline_chart, top5_chart, two_series_line_chart, causal_mask_chart, kv_variants_chart, kv_growth_chart,
+    )
+}

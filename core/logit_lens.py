@@ -1,0 +1,122 @@
+"""The logit lens: read the residual stream as if the model stopped after each layer.
+
+The model's real prediction is ``lm_head(ln_f(residual after the last block))`` at the last
+position. The logit lens (nostalgebraist, 2020) applies the same final norm and LM head to
+the residual stream *earlier*: after the embedding, after block 0, after block 1, ... Each
+gives a next-token distribution, so a student can watch the answer form layer by layer.
+The last stage is, by construction, exactly the model's own output.
+
+The function takes the trace (plain numpy, ``core.names`` keys) and the "final norm + LM
+head" as a callable (``model.final_norm_and_unembed``), so it needs no model internals and
+works with any function of the same shape in tests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from core import names
+
+EMBEDDING_STAGE = "embedding"  # the residual stream before block 0: token (+ position) embedding
+
+
+@dataclass(frozen=True)
+class LogitLens:
+    """Top-k next tokens at each stage of the residual stream, for one position.
+
+    Stage 0 is the embedding (``blocks.0.hook_resid_pre``); stage L + 1 is after block L
+    (``blocks.L.hook_resid_post``).
+    """
+
+    position: int  # the position read (non-negative)
+    stages: list[str]  # "embedding", "0", "1", ...: after which block
+    top_ids: np.ndarray  # (stage, k) token ids, most probable first
+    top_probs: np.ndarray  # (stage, k) their probabilities
+    final_id: int  # the model's own top token (top of the last stage)
+    final_id_probs: np.ndarray  # (stage,) probability of final_id at each stage
+    final_id_ranks: np.ndarray  # (stage,) rank of final_id at each stage, 1 = top
+
+    @property
+    def first_stage_with_final_on_top(self) -> int:
+        """Index of the earliest stage from which the final answer stays the top token."""
+        on_top = self.final_id_ranks == 1
+        stage = len(on_top) - 1
+        while stage > 0 and on_top[stage - 1]:
+            stage -= 1
+        return stage
+
+
+def _softmax_rows(logits: np.ndarray) -> np.ndarray:
+    shifted = logits - logits.max(axis=-1, keepdims=True)  # keep exp() from overflowing
+    weights = np.exp(shifted)
+    return weights / weights.sum(axis=-1, keepdims=True)
+
+
+def _rank_rows(probs: np.ndarray) -> np.ndarray:
+    """Token ids per row, most probable first; the lower id first among equal probabilities."""
+    ids = np.arange(probs.shape[-1])
+    return np.stack([np.lexsort((ids, -row)) for row in probs])
+
+
+def stage_residuals(trace: Mapping[str, np.ndarray], n_layer: int, position: int = -1) -> tuple[list[str], np.ndarray]:
+    """The residual-stream vector at ``position`` after the embedding and after every block.
+
+    Example: stage_residuals(trace, 2)[0] -> ["embedding", "0", "1"]
+    """
+    if isinstance(n_layer, bool) or not isinstance(n_layer, int) or n_layer < 1:
+        raise ValueError(f"n_layer must be a positive int, got {n_layer!r}")
+    wanted = [names.act_name("resid_pre", layer=0)] + [names.act_name("resid_post", layer=L) for L in range(n_layer)]
+    missing = [name for name in wanted if name not in trace]
+    if missing:
+        raise ValueError(f"the trace lacks {missing[0]}; run the model with run_with_trace first")
+    first = np.asarray(trace[wanted[0]])
+    if first.ndim != 2:
+        raise ValueError(f"expected residuals of shape [pos, d_model] for one prompt, got {first.shape}")
+    n_pos = first.shape[0]
+    if isinstance(position, bool) or not isinstance(position, (int, np.integer)) or not -n_pos <= position < n_pos:
+        raise ValueError(f"position must be an int in [{-n_pos}, {n_pos}), got {position!r}")
+    vectors = np.stack([np.asarray(trace[name])[position] for name in wanted])  # (stage, d_model)
+    return [EMBEDDING_STAGE] + [str(L) for L in range(n_layer)], vectors
+
+
+def logit_lens(
+    trace: Mapping[str, np.ndarray],
+    n_layer: int,
+    unembed: Callable[[np.ndarray], np.ndarray],
+    position: int = -1,
+    k: int = 5,
+) -> LogitLens:
+    """Top-k tokens of ``unembed(residual)`` at one position, after each stage of the model.
+
+    ``unembed`` maps residual vectors [..., d_model] to logits [..., vocab]; pass
+    ``model.final_norm_and_unembed`` so every stage goes through the final norm and LM head.
+
+    Example: logit_lens(trace, cfg.n_layer, model.final_norm_and_unembed).top_ids[-1, 0] -> the model's top token
+    """
+    stages, vectors = stage_residuals(trace, n_layer, position)
+    logits = np.asarray(unembed(vectors), dtype=np.float64)  # (stage, vocab)
+    if logits.ndim != 2 or logits.shape[0] != len(stages):
+        raise ValueError(f"unembed must map [stage, d_model] to [stage, vocab], got shape {logits.shape}")
+    if not np.isfinite(logits).all():
+        raise ValueError("the unembedded residuals contain NaN or infinity")
+    vocab = logits.shape[1]
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= vocab:
+        raise ValueError(f"k must be an int in [1, {vocab}], got {k!r}")
+    probs = _softmax_rows(logits)
+    order = _rank_rows(probs)  # (stage, vocab)
+    top_ids = order[:, :k]
+    final_id = int(order[-1, 0])
+    ranks = np.argmax(order == final_id, axis=1) + 1  # where final_id sits in each row's ranking
+    n_pos = np.asarray(trace[names.act_name("resid_pre", layer=0)]).shape[0]
+    return LogitLens(
+        position=int(position) % n_pos,
+        stages=stages,
+        top_ids=top_ids,
+        top_probs=np.take_along_axis(probs, top_ids, axis=1),
+        final_id=final_id,
+        final_id_probs=probs[:, final_id],
+        final_id_ranks=ranks.astype(int),
+    )

@@ -1,0 +1,193 @@
+"""Generation & KV cache page: stepping, the cache accounting, the memory calculator."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from altair.utils.schemapi import validate_jsonschema
+from altair.vegalite.v6.schema import load_schema
+from streamlit.testing.v1 import AppTest
+
+import core
+from core.generation import GenerationSettings, generate
+from tests.app.conftest import assert_clean, open_page
+
+PAGE = "generation"
+
+
+def _assert_valid_charts(at: AppTest) -> None:
+    """The pages skip Altair's validation at run time (speed), so every spec is checked here."""
+    schema = load_schema()
+    charts = at.get("vega_lite_chart")
+    assert charts
+    for chart in charts:
+        validate_jsonschema(json.loads(chart.proto.spec), schema)
+
+
+def _metric(at: AppTest, label: str) -> str:
+    for metric in at.metric:
+        if metric.label == label:
+            return metric.value
+    raise AssertionError(f"no metric {label!r}; have {[m.label for m in at.metric]}")
+
+
+def _next(at: AppTest, times: int = 1) -> AppTest:
+    for _ in range(times):
+        at.button(key="generation_next").click().run()
+    assert_clean(at)
+    return at
+
+
+def test_renders_in_both_languages(lang: str) -> None:
+    at = open_page(PAGE, lang=lang)
+    assert_clean(at)
+    for key in ("generation_next", "generation_run", "generation_reset"):
+        assert at.button(key=key)
+    for key in ("generation_temperature", "generation_top_p", "generation_max_new"):
+        assert at.slider(key=key)
+    title = "Generation" if lang == "en" else "生成"
+    assert title in at.title[0].value
+
+
+def test_calculator_defaults_are_the_seed_numbers(lang: str) -> None:
+    at = open_page(PAGE, lang=lang)
+    values = {m.value for m in at.metric}
+    assert "40.96 MB" in values and "1.97 GB" in values
+    assert at.selectbox(key="generation_kv_preset").value == "llama4_scout_like"
+    assert at.number_input(key="generation_kv_layers").value == 48
+    assert at.number_input(key="generation_kv_kv_heads").value == 8
+    assert at.number_input(key="generation_kv_head_dim").value == 128
+    assert at.number_input(key="generation_kv_tokens").value == 10_000
+    variants = next(f.value for f in at.dataframe if len(f.value) == 3)
+    assert list(variants.iloc[:, 0]) == ["MHA", "GQA", "MQA"]
+    assert list(variants.iloc[:, 4]) == ["9.83 GB", "1.97 GB", "245.76 MB"]
+
+
+def test_calculator_presets_and_absurd_values() -> None:
+    at = open_page(PAGE, lang="en")
+    at.selectbox(key="generation_kv_preset").set_value("gpt2_small").run()
+    assert_clean(at)
+    assert _metric(at, "KV cache per layer") == "3.15 MB"  # 2 × 1024 × 12 × 64 × 2 bytes
+    assert _metric(at, "Total for 12 layers") == "37.75 MB"
+    at.selectbox(key="generation_kv_preset").set_value("llama4_scout_like").run()
+    at.number_input(key="generation_kv_tokens").set_value(100_000).run()
+    assert _metric(at, "Total for 48 layers") == "19.66 GB"  # the seeds' "close to 20 GB"
+    at.number_input(key="generation_kv_batch").set_value(2).run()
+    assert _metric(at, "Total for 48 layers") == "39.32 GB"
+    # Uneven head sharing: sizes still shown, a clear warning instead of a crash.
+    at.number_input(key="generation_kv_kv_heads").set_value(7).run()
+    assert_clean(at)
+    assert at.warning and "whole multiple" in at.warning[0].value
+    # The largest values the widgets allow.
+    for key, value in (("generation_kv_layers", 1000), ("generation_kv_tokens", 10_000_000),
+                       ("generation_kv_batch", 4096), ("generation_kv_head_dim", 4096)):
+        at.number_input(key=key).set_value(value).run()
+    assert_clean(at)
+
+
+def test_next_token_grows_the_cache_by_one_per_step() -> None:
+    at = open_page(PAGE, lang="en")
+    assert at.session_state["gen_steps"] == []
+    prompt_len = len(at.session_state["gen_state"]["prompt_ids"])
+    for step in range(1, 4):
+        _next(at)
+        steps = at.session_state["gen_steps"]
+        assert len(steps) == step
+        assert steps[-1]["cache_len"] == [prompt_len + step - 1] * steps[-1]["n_layer"]
+        assert _metric(at, "Cache length (each layer)") == str(prompt_len + step - 1)
+        # With the cache: prompt + one per later step. Without: the whole sequence every step.
+        assert _metric(at, "K/V computed so far · with cache") == f"{prompt_len + step - 1:,}"
+        uncached = sum(prompt_len + s - 1 for s in range(1, step + 1))
+        assert _metric(at, "K/V computed so far · without") == f"{uncached:,}"
+    json.dumps([at.session_state[k] for k in ("gen_signature", "gen_state", "gen_steps")])  # plain data only
+
+
+def test_run_stops_at_the_budget_or_end_of_text_and_matches_core_generate() -> None:
+    at = open_page(PAGE, lang="en")
+    at.slider(key="generation_temperature").set_value(0.0).run()
+    at.slider(key="generation_max_new").set_value(8).run()
+    at.button(key="generation_run").click().run()
+    assert_clean(at)
+    state = at.session_state["gen_state"]
+    assert state["stop_reason"] in ("eos", "max_new_tokens", "context_full")
+    assert 1 <= len(state["generated_ids"]) <= 8
+    assert at.success  # the stop reason is said in words
+    _assert_valid_charts(at)  # every chart of a finished generation, and the calculator's
+    assert at.button(key="generation_next").disabled
+    # Greedy generation is deterministic: the page wrote what core.generate writes.
+    loaded = core.load_builtin("classic")
+    expected, _ = generate(loaded.model, state["prompt_ids"], loaded.tokenizer.eot_id,
+                           GenerationSettings(temperature=0.0, max_new_tokens=8))
+    assert state["generated_ids"] == list(expected.generated_ids)
+    at.button(key="generation_reset").click().run()
+    assert at.session_state["gen_steps"] == []
+    assert not at.button(key="generation_next").disabled
+
+
+def test_changing_a_knob_resets_and_says_so() -> None:
+    at = open_page(PAGE, lang="en")
+    _next(at, 2)
+    assert len(at.session_state["gen_steps"]) == 2
+    at.slider(key="generation_top_p").set_value(0.8).run()
+    assert_clean(at)
+    assert at.session_state["gen_steps"] == []
+    assert any("started over" in info.value for info in at.info)
+    _next(at)
+    assert not any("started over" in info.value for info in at.info)
+    at.button(key="generation_reset").click().run()
+    assert at.session_state["gen_steps"] == []
+
+
+def test_causal_mask_follows_the_chosen_step() -> None:
+    at = open_page(PAGE, lang="en")
+    _next(at, 3)
+    prompt_len = len(at.session_state["gen_state"]["prompt_ids"])
+    titles = [json.loads(c.proto.spec).get("title", "") for c in at.get("vega_lite_chart")]
+    assert f"Causal mask at step 3 ({prompt_len + 2} positions)" in titles
+    at.slider(key="generation_mask_step").set_value(1).run()
+    titles = [json.loads(c.proto.spec).get("title", "") for c in at.get("vega_lite_chart")]
+    assert f"Causal mask at step 1 ({prompt_len} positions)" in titles
+
+
+def test_the_shared_model_is_not_changed_by_generation() -> None:
+    loaded = core.load_builtin("classic")
+    at = open_page(PAGE, lang="en")
+    from ui.resources import get_model
+
+    shared = get_model("classic").model
+    before = {name: p.detach().clone() for name, p in shared.state_dict().items()}
+    at.button(key="generation_run").click().run()
+    assert_clean(at)
+    after = shared.state_dict()
+    assert before.keys() == after.keys()
+    assert all(torch.equal(before[name], after[name]) for name in before)
+    assert loaded.config == shared.config
+
+
+@pytest.mark.parametrize("bad", ["", "\x00\x01", "z" * 5000])
+def test_bad_prompt_gets_a_message_not_a_crash(bad: str) -> None:
+    at = open_page(PAGE, lang="en", prompt=bad)
+    assert not at.exception
+    assert at.warning
+
+
+def test_a_prompt_that_fills_the_context_is_refused_in_words() -> None:
+    at = open_page(PAGE, lang="en", prompt="hello " * 300)  # more tokens than n_ctx: cut to n_ctx
+    assert_clean(at)
+    assert any("cannot start" in w.value for w in at.warning)
+    assert at.button(key="generation_next").disabled
+    assert "40.96 MB" in {m.value for m in at.metric}  # the calculator still works
+
+
+def test_modern_model_generates_and_changing_model_resets() -> None:
+    at = open_page(PAGE, lang="en")
+    _next(at, 2)
+    at.session_state["model"] = "modern"
+    at.run()
+    assert_clean(at)
+    assert at.session_state["gen_steps"] == []  # a new model starts the text over
+    assert any("started over" in info.value for info in at.info)
+    _next(at, 2)
+    assert len(at.session_state["gen_steps"]) == 2
