@@ -54,6 +54,8 @@ from ui.charts.output import (
     two_series_line_chart,
 )
 from ui.i18n import t
+from ui.state import bind_clamped as bound
+from ui.state import commit_to as commit
 from ui.page import setup
 from ui.resources import get_model, run_prompt_or_stop
 
@@ -62,25 +64,7 @@ MAX_NEW_TOKENS = 64
 MASK_MAX_POSITIONS = 48  # the causal-mask chart shows at most the last 48 positions
 LIVE_MODEL_PRESET = "__live__"  # the calculator's entry for the model running in this app
 
-# Sampling knobs shared with the Logits & sampling page (same durable keys and defaults).
-KNOB_DEFAULTS: dict[str, Any] = {"sampling_temperature": 1.0, "sampling_top_k": 0, "sampling_top_p": 1.0}
 GEN_KEYS = ("gen_signature", "gen_state", "gen_steps", "gen_notice")
-
-
-def bound(durable: str, widget_key: str, clamp: tuple[float, float]) -> str:
-    """Copy a durable knob into its widget before drawing (clamped into the widget's range)."""
-    value = st.session_state.get(durable, KNOB_DEFAULTS[durable])
-    low, high = clamp
-    st.session_state[durable] = type(KNOB_DEFAULTS[durable])(min(max(value, low), high))
-    st.session_state[widget_key] = st.session_state[durable]
-    return widget_key
-
-
-def commit(durable: str, widget_key: str):
-    def _commit() -> None:
-        st.session_state[durable] = st.session_state[widget_key]
-
-    return _commit
 
 
 @st.cache_resource(show_spinner=False)

@@ -26,6 +26,8 @@ from ui.charts.output import (
     top_tokens_chart,
 )
 from ui.i18n import t
+from ui.state import bind_clamped as bound
+from ui.state import commit_to as commit
 from ui.page import setup
 from ui.resources import get_model, run_prompt, run_prompt_or_stop
 
@@ -41,24 +43,6 @@ SEED_CANDIDATES_EN: tuple[tuple[str, str, str], ...] = (
     (" Paris", "15.2", "0.86"), (" London", "7.1", "0.04"), (" Berlin", "—", "0.03"), (" apple", "-2.5", "0.000001"),
 )
 
-# Knob values are shared with the Generation page: durable keys, bound to this page's widgets.
-KNOB_DEFAULTS: dict[str, Any] = {"sampling_temperature": 1.0, "sampling_top_k": 0, "sampling_top_p": 1.0}
-
-
-def bound(durable: str, widget_key: str, clamp: tuple[float, float]) -> str:
-    """Copy a durable knob into its widget before drawing (clamped into the widget's range)."""
-    value = st.session_state.get(durable, KNOB_DEFAULTS[durable])
-    low, high = clamp
-    st.session_state[durable] = type(KNOB_DEFAULTS[durable])(min(max(value, low), high))
-    st.session_state[widget_key] = st.session_state[durable]
-    return widget_key
-
-
-def commit(durable: str, widget_key: str):
-    def _commit() -> None:
-        st.session_state[durable] = st.session_state[widget_key]
-
-    return _commit
 
 
 @st.cache_data(max_entries=64, show_spinner=False)

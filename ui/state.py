@@ -77,3 +77,33 @@ def commit(key: str):
         st.session_state[key] = st.session_state[widget_key(key)]
 
     return _commit
+
+
+# Sampling knobs shared by the Logits & sampling and Generation pages (durable keys).
+SAMPLING_DEFAULTS: Final[dict[str, Any]] = {
+    "sampling_temperature": 1.0,
+    "sampling_top_k": 0,
+    "sampling_top_p": 1.0,
+}
+
+
+def bind_clamped(durable: str, widget_key: str, clamp: tuple[float, float]) -> str:
+    """Copy a durable knob into a page's widget before drawing, clamped to the widget's range.
+
+    Pages may give the same knob different ranges (top-k up to the model's vocabulary), so
+    the durable value is clamped before it reaches the widget.
+    """
+    value = st.session_state.get(durable, SAMPLING_DEFAULTS[durable])
+    low, high = clamp
+    st.session_state[durable] = type(SAMPLING_DEFAULTS[durable])(min(max(value, low), high))
+    st.session_state[widget_key] = st.session_state[durable]
+    return widget_key
+
+
+def commit_to(durable: str, widget_key: str):
+    """An ``on_change`` callback writing a page widget's value back to a durable key."""
+
+    def _commit() -> None:
+        st.session_state[durable] = st.session_state[widget_key]
+
+    return _commit
