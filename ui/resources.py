@@ -15,6 +15,7 @@ import numpy as np
 import streamlit as st
 
 import core
+from core.checkpoint import CheckpointError
 from core.prompt import PromptProblem, clean_prompt
 from ui.i18n import t
 
@@ -86,8 +87,8 @@ def run_prompt_or_stop(model_name: str, prompt: str) -> PromptRun:
     except PromptProblem as problem:
         st.warning(t(f"prompt.problem.{problem.code}"))
         st.stop()
-    except FileNotFoundError as missing:
-        st.error(t("model.missing", detail=str(missing)))
+    except CheckpointError as broken:  # missing or corrupt files: say which and how to retrain
+        st.error(t("model.missing", detail=str(broken)))
         st.stop()
     if run.truncated_from is not None:
         st.info(t("prompt.truncated", n=run.truncated_from, kept=len(run.ids)))

@@ -1,0 +1,373 @@
+"""Train the shipped models on the bundled corpus.
+
+    python -m core.train --preset classic     # sinusoidal positions, LayerNorm, GELU
+    python -m core.train --preset modern      # RoPE, RMSNorm, SwiGLU
+
+Reads assets/corpus/{train.txt, heldout.txt, probes.json} and the corpus tokenizer
+(assets/corpus/tokenizer), trains with AdamW and a warm-up + cosine learning-rate schedule,
+shows a tqdm bar with the running loss, evaluates the held-out loss every ``eval_interval``
+steps, and writes assets/models/<preset>/ (weights, config, tokenizer, metrics.json).
+Deterministic for a seed on a given device and thread count.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import platform
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from tqdm.auto import tqdm
+
+from core import device as devices
+from core.checkpoint import ASSETS_MODELS, save_checkpoint
+from core.model import GPT, GPTConfig, build_model
+from core.seed import set_seed
+
+CORPUS_DIR = Path(__file__).resolve().parent.parent / "assets" / "corpus"
+
+# Both presets have about 1 M parameters, so the Compare page sets design against design.
+PRESETS: dict[str, dict[str, Any]] = {
+    # The 2017 paper's ingredients: fixed sin/cos positions, LayerNorm, GELU, biases, and token
+    # embeddings scaled by sqrt(d_model). Without that scaling the unit-size sin/cos values
+    # drown the small initial embeddings: measured here, loss stalls at 5.1 after 200 steps
+    # (unigram level) instead of 1.7.
+    "classic": dict(positional="sinusoidal", norm="layernorm", mlp="gelu", bias=True, d_mlp=512, scale_embeddings=True),
+    # Llama's: rotary positions, RMSNorm, SwiGLU without biases. SwiGLU has three matrices,
+    # so its hidden width is 2/3 of 4 x d_model (rounded to a multiple of 8) to keep the size.
+    "modern": dict(positional="rope", norm="rmsnorm", mlp="swiglu", bias=False, d_mlp=344),
+}
+SHARED_SHAPE = dict(n_layer=4, n_head=4, d_model=128, n_ctx=128, tie_embeddings=True)
+
+OnStep = Callable[[int, int, float], None]
+OnEval = Callable[[GPT], dict[str, float]]  # extra numbers for each evaluation row (e.g. probe accuracy)
+
+
+@dataclass(frozen=True)
+class TrainSettings:
+    """Optimisation settings; the defaults are what the shipped models used."""
+
+    steps: int = 2000  # about 12 passes over the 330k-token corpus; copying the referent is learned late
+    batch_size: int = 16  # sequences per step (x 128 tokens = 2k tokens per step): fits a shared 2-core CPU
+    lr: float = 3e-3  # peak learning rate; small models tolerate a high one
+    min_lr_ratio: float = 0.1  # cosine decay ends at 10 % of the peak
+    warmup_steps: int = 60  # linear warm-up avoids early instability of Adam
+    weight_decay: float = 0.1  # on matrices and embeddings only, not on gains and biases
+    grad_clip: float = 1.0  # clip the global gradient norm
+    eval_interval: int = 250  # steps between held-out evaluations
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("steps", "batch_size", "eval_interval"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive int, got {value!r}")
+        if not 0 < self.lr < 1 or not 0 <= self.min_lr_ratio <= 1:
+            raise ValueError("lr must be in (0, 1) and min_lr_ratio in [0, 1]")
+        if self.warmup_steps < 0 or self.weight_decay < 0 or self.grad_clip <= 0:
+            raise ValueError("warmup_steps and weight_decay must be >= 0, grad_clip > 0")
+
+
+@dataclass
+class TrainResult:
+    model: GPT
+    history: list[dict[str, float]] = field(default_factory=list)  # one row per evaluation
+    seconds: float = 0.0
+    tokens_seen: int = 0
+
+
+def preset_config(preset: str, vocab_size: int) -> GPTConfig:
+    """The model shape of a named preset for a given vocabulary.
+
+    Example: preset_config("modern", 1837).positional -> "rope"
+    """
+    if preset not in PRESETS:
+        raise ValueError(f"unknown preset {preset!r}; choose one of {sorted(PRESETS)}")
+    return GPTConfig(vocab_size=vocab_size, **SHARED_SHAPE, **PRESETS[preset])
+
+
+def learning_rate(step: int, settings: TrainSettings) -> float:
+    """Linear warm-up to the peak, then cosine decay to min_lr_ratio x peak at the last step.
+
+    Example: learning_rate(0, TrainSettings(warmup_steps=10, lr=1e-3)) -> 0.0001
+    """
+    if step < settings.warmup_steps:
+        return settings.lr * (step + 1) / settings.warmup_steps
+    span = max(1, settings.steps - 1 - settings.warmup_steps)
+    progress = min(1.0, (step - settings.warmup_steps) / span)
+    floor = settings.lr * settings.min_lr_ratio
+    return floor + (settings.lr - floor) * 0.5 * (1 + math.cos(math.pi * progress))
+
+
+def _optimizer(model: GPT, settings: TrainSettings, device: torch.device) -> torch.optim.Optimizer:
+    matrices = [p for p in model.parameters() if p.dim() >= 2]  # weights and embeddings: decayed
+    vectors = [p for p in model.parameters() if p.dim() < 2]  # norm gains and biases: not decayed
+    groups = [
+        {"params": matrices, "weight_decay": settings.weight_decay},
+        {"params": vectors, "weight_decay": 0.0},
+    ]
+    return torch.optim.AdamW(groups, lr=settings.lr, betas=(0.9, 0.95), fused=device.type == "cuda")
+
+
+def _windows(ids: torch.Tensor, n_ctx: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Non-overlapping (input, target) windows covering every target token once."""
+    n_targets = ids.numel() - 1
+    n_windows = n_targets // n_ctx
+    inputs = ids[: n_windows * n_ctx].view(n_windows, n_ctx)  # (window, pos)
+    targets = ids[1 : n_windows * n_ctx + 1].view(n_windows, n_ctx)  # (window, pos)
+    return inputs, targets
+
+
+def evaluate_loss(model: GPT, ids: Sequence[int] | torch.Tensor, batch_size: int = 64) -> float:
+    """Mean next-token cross-entropy (nats) over a token stream, in non-overlapping windows.
+
+    Example: math.exp(evaluate_loss(model, heldout_ids))  # perplexity
+    """
+    stream = torch.as_tensor(ids, dtype=torch.long)
+    if stream.numel() < 2:
+        raise ValueError("need at least two tokens to measure a next-token loss")
+    n_ctx = model.config.n_ctx
+    inputs, targets = _windows(stream, n_ctx)
+    tail = stream.numel() - 1 - inputs.numel()
+    total, count = 0.0, 0
+    was_training = model.training
+    model.eval()
+    with torch.inference_mode():
+        for start in range(0, inputs.shape[0], batch_size):
+            x = inputs[start : start + batch_size].to(model.device)
+            y = targets[start : start + batch_size].to(model.device)
+            logits, _ = model(x)
+            total += F.cross_entropy(logits.flatten(0, 1), y.flatten(), reduction="sum").item()
+            count += y.numel()
+        if tail > 0:  # the last partial window
+            x = stream[-tail - 1 : -1].view(1, -1).to(model.device)
+            y = stream[-tail:].view(1, -1).to(model.device)
+            logits, _ = model(x)
+            total += F.cross_entropy(logits.flatten(0, 1), y.flatten(), reduction="sum").item()
+            count += y.numel()
+    model.train(was_training)
+    return total / count
+
+
+def train_model(
+    config: GPTConfig,
+    train_ids: Sequence[int],
+    heldout_ids: Sequence[int],
+    settings: TrainSettings = TrainSettings(),
+    device: str | None = None,
+    on_step: OnStep | None = None,
+    progress: bool = True,
+    on_eval: OnEval | None = None,
+) -> TrainResult:
+    """Train a fresh model on a token stream; ``on_step(step, total, loss)`` after every step.
+
+    Every ``eval_interval`` steps a history row records the mean training loss since the
+    last row, the held-out loss, and whatever ``on_eval(model)`` returns.
+
+    Example: result = train_model(GPTConfig.tiny(), ids, held, TrainSettings(steps=50), progress=False)
+    """
+    target = torch.device(device or devices.pick())
+    set_seed(settings.seed)
+    stream = torch.as_tensor(list(train_ids) if not isinstance(train_ids, torch.Tensor) else train_ids, dtype=torch.long)
+    held = torch.as_tensor(list(heldout_ids) if not isinstance(heldout_ids, torch.Tensor) else heldout_ids, dtype=torch.long)
+    if stream.numel() <= config.n_ctx + 1:
+        raise ValueError(f"the training text has {stream.numel()} tokens; need more than n_ctx + 1 = {config.n_ctx + 1}")
+    if int(stream.max()) >= config.vocab_size or int(stream.min()) < 0:
+        raise ValueError("training ids fall outside the model's vocabulary")
+    model = build_model(config, seed=settings.seed, device=target)
+    model.train()
+    optimizer = _optimizer(model, settings, target)
+    batches = torch.Generator().manual_seed(settings.seed)  # which windows each step reads
+    offsets_limit = stream.numel() - config.n_ctx - 1
+    positions = torch.arange(config.n_ctx + 1)  # (pos + 1,)
+    result = TrainResult(model=model)
+    started = time.perf_counter()
+    running: list[float] = []
+    bar = tqdm(range(settings.steps), desc="training", unit="step", disable=not progress, dynamic_ncols=True)
+    for step in bar:
+        starts = torch.randint(0, offsets_limit + 1, (settings.batch_size,), generator=batches)
+        chunk = stream[starts[:, None] + positions[None, :]]  # (batch, pos + 1)
+        x, y = chunk[:, :-1].to(target), chunk[:, 1:].to(target)  # each (batch, pos)
+        for group in optimizer.param_groups:
+            group["lr"] = learning_rate(step, settings)
+        logits, _ = model(x)
+        loss = F.cross_entropy(logits.flatten(0, 1), y.flatten())  # (batch * pos, vocab) vs (batch * pos,)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), settings.grad_clip)
+        optimizer.step()
+        value = loss.item()
+        if not math.isfinite(value):
+            raise FloatingPointError(f"the loss became {value} at step {step + 1}; lower the learning rate")
+        running.append(value)
+        result.tokens_seen += x.numel()
+        if on_step is not None:
+            on_step(step + 1, settings.steps, value)
+        last = step + 1 == settings.steps
+        if (step + 1) % settings.eval_interval == 0 or last:
+            row = {
+                "step": step + 1,
+                "train_loss": round(float(np.mean(running)), 4),  # mean of the batches since the last row
+                "heldout_loss": round(evaluate_loss(model, held), 4) if held.numel() > 1 else float("nan"),
+                "lr": learning_rate(step, settings),
+                "seconds": round(time.perf_counter() - started, 1),
+            }
+            if on_eval is not None:
+                model.eval()
+                row |= on_eval(model)
+                model.train()
+            result.history.append(row)
+            running = []
+            extra = "".join(f", {k} {v:.3f}" for k, v in row.items() if k not in ("step", "train_loss", "heldout_loss", "lr", "seconds"))
+            bar.write(f"step {row['step']:>5}: train loss {row['train_loss']:.3f}, held-out loss {row['heldout_loss']:.3f}{extra}")
+        bar.set_postfix(loss=f"{value:.3f}")
+    bar.close()
+    result.seconds = time.perf_counter() - started
+    model.eval()
+    return result
+
+
+def corpus_fingerprint(corpus_dir: str | Path = CORPUS_DIR) -> dict[str, str]:
+    """SHA-256 of the corpus files a model was trained on (metrics.json keeps it, so a test can
+    tell when the corpus changed and the shipped models need retraining).
+
+    Example: corpus_fingerprint()["train.txt"][:12] -> "3f1c0a9b7e21"
+    """
+    folder = Path(corpus_dir)
+    names = ("train.txt", "heldout.txt", "probes.json", "tokenizer/bpe.json")
+    return {name: hashlib.sha256((folder / name).read_bytes()).hexdigest() for name in names}
+
+
+def _read_corpus(corpus_dir: Path) -> tuple[str, str, list[dict[str, Any]], Any]:
+    from core.tokenizer import BPETokenizer
+
+    files = {name: corpus_dir / name for name in ("train.txt", "heldout.txt", "probes.json")}
+    for path in files.values():
+        if not path.is_file():
+            raise FileNotFoundError(f"missing {path}; generate it with `python -m core.corpus --out {corpus_dir}`")
+    tokenizer_dir = corpus_dir / "tokenizer"
+    if not (tokenizer_dir / "bpe.json").is_file():
+        raise FileNotFoundError(
+            f"missing {tokenizer_dir}; build it with `python -m core.corpus --out {corpus_dir} --tokenizer {tokenizer_dir}`"
+        )
+    return (
+        files["train.txt"].read_text(encoding="utf-8"),
+        files["heldout.txt"].read_text(encoding="utf-8"),
+        json.loads(files["probes.json"].read_text(encoding="utf-8")),
+        BPETokenizer.load(tokenizer_dir),
+    )
+
+
+def probe_scores(model: GPT, tokenizer: Any, probes: list[dict[str, Any]]) -> dict[str, float]:
+    """Top-1 accuracy on the capital and coreference probes (for the training history)."""
+    from core.probes import evaluate_probe, probe_accuracy
+
+    table = probe_accuracy([evaluate_probe(model, tokenizer, p) for p in probes])
+    return {f"{kind}_acc": round(row["all"], 4) for kind, row in table.items()}
+
+
+def measure(model: GPT, tokenizer: Any, probes: list[dict[str, Any]], train_ids: Sequence[int], heldout_ids: Sequence[int]) -> dict[str, Any]:
+    """Everything metrics.json reports about a trained model (losses, probes, geometry)."""
+    from core.corpus import category_words
+    from core.probes import coref_head_report, embedding_purity, evaluate_probe, probe_accuracy
+
+    sample = list(train_ids[: len(heldout_ids) + 1])  # a train slice as long as the held-out text
+    train_loss = evaluate_loss(model, sample)
+    heldout_loss = evaluate_loss(model, heldout_ids)
+    results = [evaluate_probe(model, tokenizer, p) for p in probes]
+    return {
+        "train_loss": round(train_loss, 4),
+        "heldout_loss": round(heldout_loss, 4),
+        "train_perplexity": round(math.exp(train_loss), 4),
+        "heldout_perplexity": round(math.exp(heldout_loss), 4),
+        "probe_accuracy": probe_accuracy(results),
+        "probe_failures": [
+            {"prompt": r.prompt, "answer": r.answer, "predicted": r.predicted, "answer_prob": round(r.answer_prob, 4)}
+            for r in results if not r.correct
+        ],
+        "coref_heads": coref_head_report(model, tokenizer, probes),
+        "embedding": embedding_purity(model, tokenizer, category_words()),
+    }
+
+
+def train_preset(
+    preset: str,
+    settings: TrainSettings = TrainSettings(),
+    out_dir: str | Path | None = None,
+    corpus_dir: str | Path = CORPUS_DIR,
+    device: str | None = None,
+    threads: int | None = 1,
+    on_step: OnStep | None = None,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """Train one preset from the bundled corpus and write its checkpoint folder; returns metrics."""
+    if threads:
+        torch.set_num_threads(threads)
+    train_text, heldout_text, probes, tokenizer = _read_corpus(Path(corpus_dir))
+    config = preset_config(preset, tokenizer.vocab_size)
+    train_ids = tokenizer.encode(train_text)
+    heldout_ids = tokenizer.encode(heldout_text)
+    result = train_model(
+        config, train_ids, heldout_ids, settings, device=device, on_step=on_step, progress=progress,
+        on_eval=lambda model: probe_scores(model, tokenizer, probes),
+    )
+    model = result.model
+    metrics: dict[str, Any] = {
+        "preset": preset,
+        "params": model.num_params(),
+        "parameter_counts": model.parameter_counts(),
+        "steps": settings.steps,
+        "tokens_seen": result.tokens_seen,
+        "train_seconds": round(result.seconds, 1),
+        "tokens_per_second": round(result.tokens_seen / result.seconds),
+        "device": str(model.device),
+        "threads": torch.get_num_threads(),
+        "torch": torch.__version__,
+        "python": platform.python_version(),
+        "corpus_tokens": {"train": len(train_ids), "heldout": len(heldout_ids)},
+        "corpus_sha256": corpus_fingerprint(corpus_dir),
+        "command": f"python -m core.train --preset {preset} --steps {settings.steps} --seed {settings.seed} --threads {threads or 0}",
+        "settings": asdict(settings),
+        "history": result.history,
+    }
+    metrics |= measure(model, tokenizer, probes, train_ids, heldout_ids)
+    save_checkpoint(model.cpu(), Path(out_dir) if out_dir else ASSETS_MODELS / preset, tokenizer, metrics, preset=preset)
+    return metrics
+
+
+def main(argv: list[str] | None = None) -> None:
+    defaults = TrainSettings()
+    parser = argparse.ArgumentParser(description="Train a Token Journey preset on the bundled corpus.")
+    parser.add_argument("--preset", required=True, choices=sorted(PRESETS))
+    parser.add_argument("--steps", type=int, default=defaults.steps)
+    parser.add_argument("--batch-size", type=int, default=defaults.batch_size)
+    parser.add_argument("--lr", type=float, default=defaults.lr)
+    parser.add_argument("--eval-interval", type=int, default=defaults.eval_interval)
+    parser.add_argument("--seed", type=int, default=defaults.seed)
+    parser.add_argument("--out", default=None, help="output folder (default assets/models/<preset>)")
+    parser.add_argument("--corpus", default=str(CORPUS_DIR), help="folder with train.txt, heldout.txt, probes.json, tokenizer/")
+    parser.add_argument("--device", default=None, help="cpu, cuda, mps (default: core.device.pick())")
+    # One thread by default: the shipped checkpoints were trained so (bit-for-bit reproducible,
+    # float sums depend on the thread count), and on a busy shared CPU two threads measured
+    # 2-4x slower per step than one.
+    parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (0 = torch's default)")
+    args = parser.parse_args(argv)
+    settings = TrainSettings(
+        steps=args.steps, batch_size=args.batch_size, lr=args.lr, eval_interval=args.eval_interval, seed=args.seed
+    )
+    metrics = train_preset(args.preset, settings, args.out, args.corpus, args.device, args.threads or None)
+    summary = {k: metrics[k] for k in ("params", "steps", "train_seconds", "train_loss", "heldout_loss", "heldout_perplexity")}
+    print(json.dumps(summary | {"probe_accuracy": metrics["probe_accuracy"], "embedding": metrics["embedding"]}, ensure_ascii=False, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,99 @@
+"""GPT-2 weights in Hugging Face format load into our core and give the same numbers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from core import names
+from core.checkpoint import load_hf_gpt2
+from core.hf_gpt2 import config_from_hf
+from core.model import GPTConfig
+
+torch.set_num_threads(1)
+
+IDS = [1, 5, 7, 3, 49, 0, 22, 22, 8]
+
+
+@pytest.fixture(scope="module")
+def hf_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    torch.manual_seed(0)
+    # A large init range makes logits big enough that a wrong transpose could not hide.
+    config = GPT2Config(n_layer=2, n_head=2, n_embd=16, vocab_size=50, n_positions=32, initializer_range=0.5,
+                        eos_token_id=49, bos_token_id=49)
+    folder = tmp_path_factory.mktemp("gpt2")
+    GPT2LMHeadModel(config).save_pretrained(folder, safe_serialization=True)
+    return folder
+
+
+def test_logits_and_attention_match_transformers(hf_folder: Path) -> None:
+    from transformers import GPT2LMHeadModel
+
+    reference = GPT2LMHeadModel.from_pretrained(hf_folder, attn_implementation="eager").eval()
+    ours = load_hf_gpt2(hf_folder)
+    assert ours.config == GPTConfig.gpt2_like(n_layer=2, n_head=2, d_model=16, n_ctx=32, vocab_size=50)
+    with torch.no_grad():
+        out = reference(torch.tensor([IDS]), output_attentions=True, output_hidden_states=True)
+    logits, trace = ours.run_with_trace(IDS)
+    expected = out.logits[0].numpy()
+    assert np.abs(expected).max() > 1.0
+    assert np.abs(logits - expected).max() <= 1e-4
+    for layer in range(2):
+        np.testing.assert_allclose(trace[names.act_name("pattern", layer)], out.attentions[layer][0].numpy(), atol=1e-6)
+        # HF's hidden_states[i] is the residual stream entering block i.
+        np.testing.assert_allclose(trace[names.act_name("resid_pre", layer)], out.hidden_states[layer][0].numpy(), atol=1e-5)
+    np.testing.assert_allclose(trace["ln_final.hook_normalized"], out.hidden_states[2][0].numpy(), atol=1e-5)
+
+
+def test_conv1d_weights_are_transposed(hf_folder: Path) -> None:
+    from safetensors.torch import load_file
+
+    raw = load_file(str(hf_folder / "model.safetensors"))
+    ours = load_hf_gpt2(hf_folder)
+    conv = raw["transformer.h.0.attn.c_attn.weight"]  # (in, out) = (16, 48)
+    assert conv.shape == (16, 48)
+    torch.testing.assert_close(ours.h[0].attn.c_attn.weight.cpu(), conv.t())
+    assert ours.lm_head.weight is ours.wte.weight
+
+
+def test_missing_and_pickle_only_folders_are_refused(tmp_path: Path, hf_folder: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="no config.json"):
+        load_hf_gpt2(tmp_path)
+    (tmp_path / "config.json").write_text((hf_folder / "config.json").read_text())
+    with pytest.raises(FileNotFoundError, match="no model.safetensors"):
+        load_hf_gpt2(tmp_path)
+    (tmp_path / "pytorch_model.bin").write_bytes(b"not loaded")
+    with pytest.raises(FileNotFoundError, match="never load"):
+        load_hf_gpt2(tmp_path)
+
+
+def test_config_translation_and_refusals(hf_folder: Path) -> None:
+    hf = json.loads((hf_folder / "config.json").read_text())
+    config = config_from_hf(hf)
+    assert (config.d_model, config.d_mlp, config.n_ctx, config.mlp, config.positional) == (16, 64, 32, "gelu_tanh", "learned")
+    assert config_from_hf({**hf, "activation_function": "gelu", "n_inner": 40}).d_mlp == 40
+    with pytest.raises(ValueError, match="unsupported GPT-2 activation"):
+        config_from_hf({**hf, "activation_function": "relu"})
+    with pytest.raises(ValueError, match="only GPT-2"):
+        config_from_hf({**hf, "model_type": "llama"})
+    with pytest.raises(ValueError, match="scales attention differently"):
+        config_from_hf({**hf, "scale_attn_by_inverse_layer_idx": True})
+    with pytest.raises(ValueError, match="lacks the GPT-2 field"):
+        config_from_hf({k: v for k, v in hf.items() if k != "n_embd"})
+
+
+def test_mismatched_weights_are_refused(tmp_path: Path, hf_folder: Path) -> None:
+    from safetensors.torch import load_file, save_file
+
+    raw = load_file(str(hf_folder / "model.safetensors"))
+    del raw["transformer.h.1.mlp.c_fc.bias"]
+    save_file(raw, str(tmp_path / "model.safetensors"))
+    (tmp_path / "config.json").write_text((hf_folder / "config.json").read_text())
+    with pytest.raises(ValueError, match="missing \\['h.1.mlp.c_fc.bias'\\]"):
+        load_hf_gpt2(tmp_path)
