@@ -20,7 +20,7 @@ from plotly.subplots import make_subplots
 from ui.charts.common import CJK_FONT
 from ui.charts.vectors import matrix_heatmap
 
-__all__ = ["matrix_heatmap", "waves", "frequency_bars", "rotation_panels", "score_by_offset", "PairPanel", "RotationText"]
+__all__ = ["matrix_heatmap", "waves", "frequency_chart", "rotation_panels", "score_by_offset", "PairPanel", "RotationText"]
 
 Q_COLOUR = "#2f6fdb"  # blue: the query
 K_COLOUR = "#e8590c"  # orange: the key
@@ -71,7 +71,7 @@ def waves(
     ).properties(title=title, height=320)
 
 
-def frequency_bars(
+def frequency_chart(
     values: Sequence[float],
     periods: Sequence[float],
     *,
@@ -80,15 +80,17 @@ def frequency_bars(
     y_title: str,
     period_title: str,
 ) -> alt.Chart:
-    """Radians per position of each rotation pair, on a log axis (RoPE's θ_i or the table's ω_k).
+    """Radians per position of each rotation pair on a log axis (RoPE's θ_i): a straight line,
+    because θ_i = base^(−2i/d) falls by the same factor from one pair to the next.
 
-    Example: frequency_bars([1.0, 0.01], [6.28, 628.3], title="t", x_title="pair", y_title="θ", period_title="period")
+    Example: frequency_chart([1.0, 0.01], [6.28, 628.3], title="t", x_title="pair", y_title="θ", period_title="period")
     """
     frame = pd.DataFrame({"pair": np.arange(len(values)), "theta": list(values), "period": list(periods)})
-    return alt.Chart(frame).mark_bar().encode(
-        x=alt.X("pair:O", title=x_title),
+    return alt.Chart(frame).mark_line(point=alt.OverlayMarkDef(size=60, filled=True)).encode(
+        x=alt.X("pair:Q", title=x_title, axis=alt.Axis(tickMinStep=1),
+                scale=alt.Scale(domain=[0, max(1, len(values) - 1)], nice=False)),
         y=alt.Y("theta:Q", title=y_title, scale=alt.Scale(type="log")),
-        tooltip=[alt.Tooltip("pair:O", title=x_title), alt.Tooltip("theta:Q", format=".6f", title=y_title),
+        tooltip=[alt.Tooltip("pair:Q", title=x_title), alt.Tooltip("theta:Q", format=".6f", title=y_title),
                  alt.Tooltip("period:Q", format=",.1f", title=period_title)],
     ).properties(title=title, height=260)
 

@@ -28,6 +28,7 @@ CATEGORY_COLOURS: tuple[str, ...] = tuple(
 DIVERGING = "RdBu_r"  # red positive, blue negative, white zero
 MAX_ANNOTATED_CELLS = 400  # beyond this, numbers in cells are unreadable: hover instead
 PAIR_COLOURS: tuple[str, ...] = ("#7048e8", "#1098ad", "#f59f00", "#d6336c", "#37b24d", "#868e96")
+LABEL_POSITIONS = ("top left", "bottom right", "top center", "middle right", "bottom left", "middle left")
 ARROW_COLOURS: tuple[str, ...] = ("#2f6fdb", "#e8590c", "#2b9348", "#9c36b5", "#c92a2a", "#1098ad")
 
 
@@ -110,7 +111,7 @@ def arrows_from_origin(
             mode="lines+text",
             line={"color": colour, "width": 7},
             text=["", name],
-            textposition="top center",
+            textposition=LABEL_POSITIONS[index % len(LABEL_POSITIONS)],  # neighbours' labels do not overlap
             textfont={"family": CJK_FONT, "size": 15, "color": colour},
             name=name,
             hovertemplate=f"<b>{name}</b><br>{hover_value}: [%{{x:.3f}}, %{{y:.3f}}, %{{z:.3f}}]<extra></extra>",
@@ -263,7 +264,8 @@ def embedding_map_3d(
         margin={"l": 0, "r": 0, "t": 50, "b": 0},
         hoverlabel={"font": _hover_font()},
         legend={"itemsizing": "constant", "font": {"family": CJK_FONT}},
-        scene={"xaxis": axis(1), "yaxis": axis(2), "zaxis": axis(3), "aspectmode": "data"},
+        # Equal-length axes: PC2 and PC3 hold much less variance than PC1 but are worth seeing.
+        scene={"xaxis": axis(1), "yaxis": axis(2), "zaxis": axis(3), "aspectmode": "cube"},
         uirevision="embedding-map",  # keep the student's rotation when a filter changes
     )
     return fig

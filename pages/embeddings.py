@@ -1,0 +1,479 @@
+"""Embeddings: from token ids to vectors, and what the geometry of those vectors means.
+
+Four sections: the lookup table (the prompt's rows of the embedding matrix), a similarity
+lab on hand-editable vectors (the seeds' 苹果 / 香蕉 / 飞机), the model's whole table in 3-D
+(PCA, coloured by the corpus' categories) with neighbours and analogies, and contextual
+embeddings (one word's residual-stream vector in two prompts, layer by layer).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from core import vectors
+from core.prompt import PromptProblem
+from ui.charts.common import bar_chart
+from ui.charts.vectors import (
+    AxisTitles,
+    MapText,
+    arrows_from_origin,
+    distance_vs_cosine,
+    embedding_map_3d,
+    matrix_heatmap,
+    similarity_by_stage,
+)
+from ui.i18n import load_strings, t
+from ui.page import setup
+from ui.resources import get_model, run_prompt, run_prompt_or_stop
+from ui.tokens import display_token
+
+PAGE = "embeddings"
+LAB_DIMS = 3  # the seeds' toy vectors have three numbers; three also draws as arrows in 3-D
+LAB_LIMIT = 1e6  # an edited number beyond this is refused (it would only flatten the arrows)
+CATEGORY_ORDER = ("country", "city", "person", "fruit", "food", "animal", "vehicle", "container", "colour", "place")
+CONTEXT_PRESETS = ("capital", "coref")  # the capital pair diverges most clearly in our small model
+
+
+# --- cached, per model ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TableView:
+    """The whole token-embedding table and what is derived from it once per model."""
+
+    matrix: np.ndarray  # (vocab, d_model)
+    projection: vectors.Projection  # directions fitted to every row
+    projection_categories: vectors.Projection  # directions fitted to the category words only
+    labels: list[str]  # display form of every token, by id
+    vocab: list[str]  # raw token strings, by id
+    categories: list[str | None]  # category key of every token (None = other)
+
+
+@st.cache_resource(show_spinner=False)
+def table_view(model_name: str) -> TableView:
+    """PCA of the full table, computed once per model and shared by every session (read-only)."""
+    from core.corpus import category_words
+
+    loaded = get_model(model_name)
+    matrix = loaded.model.embedding_matrix()
+    vocab = loaded.tokenizer.vocab()
+    categories = vectors.token_categories(vocab, category_words(None))
+    words = [i for i, category in enumerate(categories) if category is not None]
+    return TableView(
+        matrix=matrix,
+        projection=vectors.pca_3d(matrix),
+        projection_categories=vectors.pca_3d(matrix, fit_rows=words) if len(words) >= 3 else vectors.pca_3d(matrix),
+        labels=[display_token(token) for token in vocab],
+        vocab=vocab,
+        categories=categories,
+    )
+
+
+@st.cache_resource(show_spinner=False)
+def capitals() -> dict[str, str]:
+    """Country → capital from the corpus world, English and Chinese words alike (read-only)."""
+    from core.corpus import load_world
+
+    pairs: dict[str, str] = {}
+    for country in load_world().countries:
+        pairs[country.name.en] = country.capital.en
+        pairs[country.name.zh] = country.capital.zh
+    return pairs
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def neighbours(model_name: str, token_id: int, k: int) -> list[vectors.Neighbour]:
+    return vectors.neighbours_of_token(table_view(model_name).matrix, token_id, k=k)
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def analogy(model_name: str, a: int, b: int, c: int, k: int) -> list[vectors.Neighbour]:
+    return vectors.analogy(table_view(model_name).matrix, a, b, c, k=k).neighbours
+
+
+# --- small formatting helpers --------------------------------------------------------------
+
+
+def md_escape(text: str) -> str:
+    """User text inside Markdown: every character that Markdown or KaTeX would interpret is escaped."""
+    return "".join("\\" + ch if ch in "\\`*_{}[]()<>#+-.!|$~" else ch for ch in text)
+
+
+def category_name(key: str) -> str:
+    label = f"embeddings.category.{key}"
+    return t(label) if label in load_strings("en") else key
+
+
+def category_names(view: TableView) -> dict[str, str]:
+    """Categories present in the vocabulary, in a fixed teaching order, with translated names."""
+    present = [c for c in CATEGORY_ORDER if c in set(view.categories)]
+    present += sorted({c for c in view.categories if c is not None} - set(present))
+    return {key: category_name(key) for key in present}
+
+
+def token_option(view: TableView):
+    return lambda i: f"{view.labels[i]}  · #{i}"
+
+
+def default_token(view: TableView, word_key: str, fallback: int) -> int:
+    found = vectors.find_token_id(view.vocab, t(word_key))
+    return found if found is not None else fallback
+
+
+# --- page ----------------------------------------------------------------------------------
+
+ctx = setup(PAGE)
+st.title(t("embeddings.title"))
+st.markdown(t("embeddings.intro"))
+
+run = run_prompt_or_stop(ctx.model_name, ctx.prompt)
+loaded = get_model(ctx.model_name)
+cfg = loaded.config
+
+# --- 1. lookup table ------------------------------------------------------------------------
+st.header(t("embeddings.lookup.header"))
+st.markdown(t("embeddings.lookup.explain"))
+params = cfg.vocab_size * cfg.d_model
+cols = st.columns(3)
+cols[0].metric(t("embeddings.lookup.shape"), f"{cfg.vocab_size:,} × {cfg.d_model}")
+cols[1].metric(t("embeddings.lookup.params"), f"{params:,}")
+cols[2].metric(t("embeddings.lookup.prompt_tokens"), len(run.ids))
+st.caption(t("embeddings.lookup.params_caption", vocab=f"{cfg.vocab_size:,}", d=cfg.d_model, params=f"{params:,}")
+           + (" " + t("embeddings.lookup.tied") if cfg.tie_embeddings else ""))
+
+token_labels = [f"{i}·{display_token(tok)}" for i, tok in enumerate(run.tokens)]
+embed_rows = table_view(ctx.model_name).matrix[run.ids]  # the table's own rows, exactly as stored
+left, right = st.columns([1, 3])
+with left:
+    st.dataframe(
+        pd.DataFrame({
+            t("embeddings.lookup.col_pos"): range(len(run.ids)),
+            t("embeddings.lookup.col_token"): [display_token(tok) for tok in run.tokens],
+            t("embeddings.lookup.col_id"): run.ids,
+        }),
+        hide_index=True,
+        width="stretch",
+        key="embeddings_lookup_ids",
+    )
+with right:
+    st.plotly_chart(
+        matrix_heatmap(
+            embed_rows,
+            title=t("embeddings.lookup.heatmap_title", n=len(run.ids), d=cfg.d_model),
+            x_title=t("embeddings.axis.dimension"), y_title=t("embeddings.axis.token"),
+            value_title=t("embeddings.axis.value"), y_labels=token_labels,
+            height=min(700, 170 + 30 * len(run.ids)),
+        ),
+        width="stretch",
+        key="embeddings_lookup_heatmap",
+    )
+st.caption(t("embeddings.lookup.caption"))
+if cfg.scale_embeddings:
+    st.caption(t("embeddings.lookup.scaled", d=cfg.d_model, factor=f"{cfg.d_model ** 0.5:.1f}"))
+
+# --- 2. similarity lab ----------------------------------------------------------------------
+st.header(t("embeddings.lab.header"))
+st.markdown(t("embeddings.lab.explain"))
+
+
+@st.fragment
+def similarity_lab(lang: str) -> None:
+    word_col, dims = t("embeddings.lab.col_word"), [f"x{j + 1}" for j in range(LAB_DIMS)]
+    seeds = (("embeddings.word.apple", [0.8, 0.2, 0.1]), ("embeddings.word.banana", [0.7, 0.3, 0.1]),
+             ("embeddings.word.plane", [0.1, 0.8, 0.8]))
+    start = pd.DataFrame([{word_col: t(key), **dict(zip(dims, values))} for key, values in seeds])
+    edited = st.data_editor(
+        start,
+        key=f"embeddings_lab_vectors_{lang}",  # one table per language: the words differ
+        hide_index=True,
+        num_rows="fixed",
+        width="stretch",
+        column_config={
+            word_col: st.column_config.TextColumn(word_col, max_chars=20, required=True),
+            **{d: st.column_config.NumberColumn(d, min_value=-LAB_LIMIT, max_value=LAB_LIMIT, format="%.3f",
+                                                required=True) for d in dims},
+        },
+    )
+    normalise = st.toggle(t("embeddings.lab.normalise"), key="embeddings_lab_normalise",
+                          help=t("embeddings.lab.normalise_help"))
+
+    names = [str(n).strip() if isinstance(n, str) and str(n).strip() else f"#{i + 1}"
+             for i, n in enumerate(edited[word_col])]
+    if len(set(names)) < len(names):  # the table keys vectors by name: keep each row distinct
+        names = [f"{n} ({i + 1})" for i, n in enumerate(names)]
+    raw = edited[dims].to_numpy(dtype=float)
+    if not np.isfinite(raw).all():
+        st.warning(t("embeddings.lab.missing_value"))
+        return
+    try:
+        pairs = vectors.pairwise_measures(dict(zip(names, raw)), normalise=normalise)
+        shown = {n: (vectors.l2_normalise(r) if normalise else r) for n, r in zip(names, raw)}
+    except ValueError as err:
+        st.warning(t("embeddings.lab.bad_vectors", detail=str(err)))
+        return
+
+    left, right = st.columns([3, 2])
+    with left:
+        st.plotly_chart(
+            arrows_from_origin(
+                shown,
+                title=t("embeddings.lab.arrows_title_unit" if normalise else "embeddings.lab.arrows_title"),
+                axes=AxisTitles("x1", "x2", "x3"),
+                hover_value=t("embeddings.axis.vector"),
+            ),
+            width="stretch",
+            key="embeddings_lab_arrows",
+        )
+    with right:
+        pair_col = t("embeddings.lab.col_pair")
+        cos_col, dist_col = t("embeddings.lab.col_cosine"), t("embeddings.lab.col_distance")
+        table = pd.DataFrame({
+            pair_col: [f"{p.first} – {p.second}" for p in pairs],
+            cos_col: [f"{p.cosine:.2f}" for p in pairs],
+            dist_col: [f"{p.distance:.2f}" for p in pairs],
+        })
+        if normalise:
+            table[t("embeddings.lab.col_from_cosine")] = [
+                f"{vectors.unit_distance_from_cosine(p.cosine):.2f}" for p in pairs]
+        with st.container(key="embeddings_lab_table"):
+            st.table(table.set_index(pair_col))  # a plain HTML table: three rows, always fully visible
+        curve = None
+        if normalise:
+            grid = np.linspace(-1, 1, 81)
+            curve = [(float(c), vectors.unit_distance_from_cosine(float(c))) for c in grid]
+        st.altair_chart(
+            distance_vs_cosine(
+                [(f"{p.first}–{p.second}", p.cosine, p.distance) for p in pairs], curve,
+                title=t("embeddings.lab.scatter_title"),
+                x_title=t("embeddings.lab.col_cosine"), y_title=t("embeddings.lab.col_distance"),
+                pair_title=pair_col, curve_label=t("embeddings.lab.curve"),
+            ),
+            width="stretch",
+        )
+    st.markdown(t("embeddings.lab.unit_note" if normalise else "embeddings.lab.raw_note"))
+
+    # The seeds' hand calculation, for any pair the student picks.
+    pair_names = [f"{p.first} – {p.second}" for p in pairs]
+    chosen = st.selectbox(t("embeddings.lab.work_pair"), range(len(pairs)), format_func=lambda i: pair_names[i],
+                          key="embeddings_lab_work_pair")
+    pair = pairs[chosen]
+    a, b = shown[pair.first], shown[pair.second]
+    work = vectors.show_work(a, b)
+    fa, fb = md_escape(pair.first), md_escape(pair.second)
+    products = " + ".join(f"{x:.3g}×{y:.3g}" for x, y in zip(a, b))
+    diffs = " + ".join(f"({x:.3g}−{y:.3g})²" for x, y in zip(a, b))
+    st.markdown(t(
+        "embeddings.lab.work",
+        a=fa, b=fb, products=products, dot=f"{work.dot:.3f}",
+        norm_a=f"{work.norm_a:.3f}", norm_b=f"{work.norm_b:.3f}", cos=f"{work.cosine:.2f}",
+        diffs=diffs, sq=f"{sum(work.squared_differences):.3f}", dist=f"{work.distance:.2f}",
+    ))
+
+
+similarity_lab(ctx.lang)
+
+# --- 3. the model's whole table in 3-D --------------------------------------------------------
+st.header(t("embeddings.map.header"))
+st.markdown(t("embeddings.map.explain", vocab=f"{cfg.vocab_size:,}", d=cfg.d_model))
+
+
+@st.fragment
+def semantic_map(model_name: str, prompt_ids: list[int], prompt_tokens: list[str]) -> None:
+    view = table_view(model_name)
+    names = category_names(view)
+    present = list(names)
+    controls = st.columns([3, 1])
+    visible = controls[0].multiselect(
+        t("embeddings.map.categories"), present, default=present, format_func=lambda k: names[k],
+        key="embeddings_map_categories",
+    )
+    only_categories = controls[1].toggle(t("embeddings.map.only_categories"), key="embeddings_map_only")
+    # Labels are translated here, inside the run: a format function must not depend on
+    # session state, because AppTest (and Streamlit between runs) may call it outside a run.
+    fit_labels = {k: t(f"embeddings.map.fit.{k}") for k in ("all", "categories")}
+    fit = st.radio(t("embeddings.map.fit"), tuple(fit_labels), horizontal=True, key="embeddings_map_fit",
+                   format_func=fit_labels.__getitem__, help=t("embeddings.map.fit_help"))
+    projection = view.projection if fit == "all" else view.projection_categories
+    ratio = projection.explained_variance_ratio
+    st.plotly_chart(
+        embedding_map_3d(
+            projection.coords, view.labels, view.categories, names, ratio,
+            text=MapText(
+                title=t("embeddings.map.title", vocab=f"{len(view.labels):,}"),
+                axis=t("embeddings.map.axis"),
+                token=t("embeddings.axis.token"), token_id=t("embeddings.lookup.col_id"),
+                category=t("embeddings.map.category"), other=t("embeddings.map.other"),
+                prompt=t("embeddings.map.prompt"),
+            ),
+            visible_categories=visible,
+            show_other=not only_categories,
+            highlight_ids=prompt_ids,
+            highlight_labels=[display_token(tok) for tok in prompt_tokens],
+        ),
+        width="stretch",
+        key="embeddings_map_chart",
+    )
+    variance_key = "embeddings.map.variance" if fit == "all" else "embeddings.map.variance_categories"
+    st.caption(t(variance_key, pc1=f"{100 * ratio[0]:.1f}%", pc2=f"{100 * ratio[1]:.1f}%",
+                 pc3=f"{100 * ratio[2]:.1f}%", total=f"{100 * ratio.sum():.1f}%", d=view.matrix.shape[1]))
+
+    coloured = sum(1 for c in view.categories if c is not None)
+    st.caption(t("embeddings.map.coloured", n=coloured, vocab=f"{len(view.labels):,}"))
+
+
+semantic_map(ctx.model_name, list(run.ids), list(run.tokens))
+
+
+# Each tool below is its own fragment: choosing a token reruns only that tool, not the map.
+@st.fragment
+def nearest(model_name: str, prompt_ids: list[int]) -> None:
+    """Nearest neighbours of one token."""
+    view = table_view(model_name)
+    names = category_names(view)
+    st.subheader(t("embeddings.nn.header"))
+    fmt = token_option(view)
+    first_with_category = next((i for i in prompt_ids if view.categories[i] is not None), prompt_ids[-1])
+    left, right = st.columns([1, 2])
+    with left:
+        token_id = st.selectbox(t("embeddings.nn.token"), range(len(view.labels)), index=first_with_category,
+                                format_func=fmt, key="embeddings_nn_token")
+        k = st.slider(t("embeddings.nn.k"), min_value=3, max_value=30, value=10, key="embeddings_nn_k")
+        own = view.categories[token_id]
+        st.caption(t("embeddings.nn.category", category=names.get(own, t("embeddings.map.other")) if own
+                     else t("embeddings.map.other")))
+    found = neighbours(model_name, int(token_id), int(k))
+    with right:
+        st.altair_chart(
+            bar_chart(
+                [fmt(n.token_id) for n in found], [n.cosine for n in found],
+                title=t("embeddings.nn.title", token=view.labels[token_id], k=k),
+                x_title=t("embeddings.lab.col_cosine"), y_title=t("embeddings.axis.token"),
+            ),
+            width="stretch",
+        )
+
+
+nearest(ctx.model_name, list(run.ids))
+
+
+@st.fragment
+def analogies(model_name: str) -> None:
+    """Analogy arithmetic a − b + c."""
+    view = table_view(model_name)
+    fmt = token_option(view)
+    st.subheader(t("embeddings.analogy.header"))
+    st.markdown(t("embeddings.analogy.explain"))
+    defaults = [default_token(view, f"embeddings.analogy.default_{x}", fallback) for x, fallback in
+                (("a", 1), ("b", 2), ("c", 3))]
+    picks = st.columns(3)
+    a = picks[0].selectbox("a", range(len(view.labels)), index=defaults[0], format_func=fmt, key="embeddings_analogy_a")
+    b = picks[1].selectbox("b", range(len(view.labels)), index=defaults[1], format_func=fmt, key="embeddings_analogy_b")
+    c = picks[2].selectbox("c", range(len(view.labels)), index=defaults[2], format_func=fmt, key="embeddings_analogy_c")
+    try:
+        result = analogy(model_name, int(a), int(b), int(c), 8)
+    except ValueError as err:
+        st.warning(t("embeddings.analogy.bad", detail=str(err)))
+        return
+    expression = f"{view.labels[a]} − {view.labels[b]} + {view.labels[c]}"
+    st.altair_chart(
+        bar_chart(
+            [fmt(n.token_id) for n in result], [n.cosine for n in result],
+            title=t("embeddings.analogy.title", expression=expression),
+            x_title=t("embeddings.lab.col_cosine"), y_title=t("embeddings.axis.token"),
+        ),
+        width="stretch",
+    )
+    st.caption(t("embeddings.analogy.caption", best=view.labels[result[0].token_id]))
+    # When a is b's capital and c is a country, the world knows the right answer: say where it landed.
+    world = capitals()
+    word_a, word_b, word_c = (view.vocab[i].strip() for i in (a, b, c))
+    if world.get(word_b) == word_a and word_c in world:
+        expected = vectors.find_token_id(view.vocab, world[word_c])
+        found = [n.token_id for n in result]
+        if expected is not None and expected in found:
+            st.caption(t("embeddings.analogy.expected_rank", answer=view.labels[expected],
+                         rank=found.index(expected) + 1, n=len(found)))
+        elif expected is not None:
+            st.caption(t("embeddings.analogy.expected_missing", answer=view.labels[expected], n=len(found)))
+
+
+analogies(ctx.model_name)
+
+# --- 4. contextual embeddings ---------------------------------------------------------------
+st.header(t("embeddings.context.header"))
+st.markdown(t("embeddings.context.explain"))
+
+
+def _fill_context(lang: str) -> None:
+    preset = st.session_state.get("embeddings_context_preset", CONTEXT_PRESETS[0])
+    for part in ("a", "b", "word"):
+        st.session_state[f"embeddings_context_{part}"] = t(f"embeddings.context.{preset}.{part}")
+    st.session_state["embeddings_context_lang"] = lang
+
+
+@st.fragment
+def contextual(model_name: str, lang: str, n_layer: int) -> None:
+    if st.session_state.get("embeddings_context_lang") != lang or "embeddings_context_a" not in st.session_state:
+        _fill_context(lang)  # first visit, or the language changed: examples in the new language
+    preset_labels = {k: t(f"embeddings.context.{k}.label") for k in CONTEXT_PRESETS}
+    st.selectbox(t("embeddings.context.preset"), CONTEXT_PRESETS,
+                 format_func=preset_labels.__getitem__, key="embeddings_context_preset",
+                 on_change=_fill_context, args=(lang,))
+    left, right = st.columns(2)
+    left.text_input(t("embeddings.context.prompt_a"), key="embeddings_context_a", max_chars=300)
+    right.text_input(t("embeddings.context.prompt_b"), key="embeddings_context_b", max_chars=300)
+    word = st.text_input(t("embeddings.context.word"), key="embeddings_context_word", max_chars=40)
+
+    runs, spans = [], []
+    for key in ("embeddings_context_a", "embeddings_context_b"):
+        try:
+            one = run_prompt(model_name, st.session_state[key])
+        except PromptProblem as problem:
+            st.warning(t(f"prompt.problem.{problem.code}"))
+            return
+        tokenizer = get_model(model_name).tokenizer
+        try:
+            span = vectors.locate_word(one.ids, tokenizer.decode, word)
+        except ValueError:
+            st.warning(t("embeddings.context.not_found", word=md_escape(word.strip()) or "∅",
+                         prompt=md_escape(st.session_state[key])))
+            return
+        runs.append(one)
+        spans.append(span)
+
+    for one, span, label in zip(runs, spans, ("A", "B")):
+        token = display_token(one.tokens[span.last])
+        message = "embeddings.context.single" if span.single_token else "embeddings.context.multi"
+        st.caption(t(message, prompt=label, token=md_escape(token), pos=span.last, n=span.last - span.first + 1))
+
+    result = vectors.contextual_similarity(runs[0].trace, runs[1].trace, spans[0].last, spans[1].last, n_layer)
+    stage_labels = [t(f"embeddings.context.stage.{r.stage}", layer=r.layer) if r.layer is not None
+                    else t(f"embeddings.context.stage.{r.stage}") for r in result]
+    st.altair_chart(
+        similarity_by_stage(stage_labels, [r.cosine for r in result],
+                            title=t("embeddings.context.title", word=word.strip()),
+                            x_title=t("embeddings.context.stage_axis"), y_title=t("embeddings.lab.col_cosine")),
+        width="stretch",
+    )
+    st.dataframe(
+        pd.DataFrame({
+            t("embeddings.context.stage_axis"): stage_labels,
+            t("embeddings.context.trace_name"): [r.trace_name for r in result],
+            t("embeddings.lab.col_cosine"): [f"{r.cosine:.4f}" for r in result],
+        }),
+        hide_index=True, width="stretch", key="embeddings_context_table",
+    )
+    if spans[0].last != spans[1].last and get_model(model_name).config.positional != "rope":
+        st.info(t("embeddings.context.different_positions"))
+    st.markdown(t("embeddings.context.causal"))
+
+
+contextual(ctx.model_name, ctx.lang, cfg.n_layer)
+
+# --- try this --------------------------------------------------------------------------------
+st.header(t("embeddings.try.header"))
+st.markdown(t("embeddings.try.list"))

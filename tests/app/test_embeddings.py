@@ -1,0 +1,197 @@
+"""AppTest: the Embeddings page renders in both languages, shows the seeds' numbers, reacts."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.app.conftest import APP, assert_clean, open_page
+
+PAGE = "embeddings"
+SEED_NUMBERS = {"0.99", "0.34", "0.14", "1.16"}
+
+
+def open_embeddings(lang: str = "en", model: str = "classic") -> AppTest:
+    """Start from app.py with the durable language and model set, then switch to the page."""
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state["lang"] = lang
+    at.session_state["model"] = model
+    at.run()
+    at.switch_page(f"pages/{PAGE}.py")
+    at.run()
+    return at
+
+
+def table_with(at: AppTest, column: str):
+    """The first data frame or static table with this column (a table's index becomes its first column)."""
+    frames = [f.value for f in at.dataframe] + [f.value.reset_index() for f in at.table]
+    for frame in frames:
+        if column in frame.columns:
+            return frame
+    raise AssertionError(f"no table with a column {column!r}: {[list(f.columns) for f in frames]}")
+
+
+def plotly_specs(at: AppTest) -> list[dict]:
+    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+
+
+def array_length(values) -> int:
+    """Length of a Plotly array, plain or base64 ``bdata`` (Plotly ≥ 6)."""
+    if isinstance(values, dict):
+        width = np.dtype(values["dtype"]).itemsize
+        return len(base64.b64decode(values["bdata"])) // width
+    return len(values)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_renders_with_the_seed_numbers(lang: str) -> None:
+    at = open_embeddings(lang)
+    assert_clean(at)
+    assert at.title[0].value == ("Embeddings: from token ids to vectors" if lang == "en" else "嵌入：从词元 ID 到向量")
+    cosine = "cosine similarity" if lang == "en" else "余弦相似度"
+    distance = "Euclidean distance" if lang == "en" else "欧氏距离"
+    lab = table_with(at, "pair" if lang == "en" else "词对")
+    pairs = list(lab.iloc[:, 0])
+    apple, banana, plane = ("apple", "banana", "plane") if lang == "en" else ("苹果", "香蕉", "飞机")
+    assert pairs[:2] == [f"{apple} – {banana}", f"{apple} – {plane}"]
+    assert list(lab[cosine][:2]) == ["0.99", "0.34"]
+    assert list(lab[distance][:2]) == ["0.14", "1.16"]
+    # The hand calculation, as in the seeds: 0.63 / (0.831 × 0.768).
+    work = next(m.value for m in at.markdown if "0.630" in m.value)
+    assert "0.831" in work and "0.768" in work and "**0.99**" in work and "**0.14**" in work
+
+
+def test_chinese_page_reacts_to_its_widgets() -> None:
+    at = open_embeddings("zh")
+    at.toggle(key="embeddings_lab_normalise").set_value(True).run()
+    at.radio(key="embeddings_map_fit").set_value("categories").run()
+    assert_clean(at)
+    lab = table_with(at, "词对")
+    assert list(lab["欧氏距离"]) == list(lab["√(2 − 2·cos)"])
+    assert at.text_input(key="embeddings_context_a").value == "法国的首都是"
+
+
+def test_key_widgets_exist() -> None:
+    at = open_embeddings()
+    assert at.toggle(key="embeddings_lab_normalise").value is False
+    assert at.toggle(key="embeddings_map_only").value is False
+    for key in ("embeddings_nn_token", "embeddings_analogy_a", "embeddings_analogy_b", "embeddings_analogy_c",
+                "embeddings_context_preset", "embeddings_lab_work_pair"):
+        at.selectbox(key=key)
+    at.slider(key="embeddings_nn_k")
+    at.multiselect(key="embeddings_map_categories")
+    for key in ("embeddings_context_a", "embeddings_context_b", "embeddings_context_word"):
+        at.text_input(key=key)
+
+
+def test_lookup_table_shows_the_prompts_ids_and_rows() -> None:
+    at = open_embeddings()
+    ids = table_with(at, "id")
+    assert list(ids["token"]) == ["The", "␣capital", "␣of", "␣France", "␣is"]
+    heat = plotly_specs(at)[0]["data"][0]
+    assert heat["type"] == "heatmap"
+    assert heat["y"] == ["0·The", "1·␣capital", "2·␣of", "3·␣France", "4·␣is"]
+    metric = next(m for m in at.metric if "vocab" in m.label)
+    assert "×" in metric.value
+
+
+def test_normalise_makes_distance_follow_the_cosine() -> None:
+    at = open_embeddings()
+    before = table_with(at, "pair")
+    at.toggle(key="embeddings_lab_normalise").set_value(True).run()
+    after = table_with(at, "pair")
+    assert list(after["cosine similarity"]) == list(before["cosine similarity"])  # directions unchanged
+    assert list(after["Euclidean distance"]) != list(before["Euclidean distance"])
+    assert list(after["Euclidean distance"]) == list(after["√(2 − 2·cos)"])
+    # apple–banana on the unit sphere: √(2 − 2 × 0.98739) ≈ 0.159
+    assert after["Euclidean distance"].iloc[0] == "0.16"
+
+
+def test_map_holds_every_token_of_the_vocabulary() -> None:
+    at = open_embeddings()
+    spec = next(s for s in plotly_specs(at) if s["data"] and s["data"][0]["type"] == "scatter3d"
+                and "PC1" in json.dumps(s["layout"]))
+    shape = next(m for m in at.metric if "vocab" in m.label).value
+    vocab = int(shape.split("×")[0].replace(",", ""))
+    prompt_trace = spec["data"][-1]
+    assert prompt_trace["name"] == "your prompt" and array_length(prompt_trace["x"]) == 5
+    assert sum(array_length(trace["x"]) for trace in spec["data"][:-1]) == vocab
+    names = [trace["name"] for trace in spec["data"]]
+    assert "other" in names and "fruit" in names and "capital city" in names
+    # Directions fitted to the category words: the same tokens, other axes.
+    axis_before = spec["layout"]["scene"]["xaxis"]["title"]["text"]
+    at.radio(key="embeddings_map_fit").set_value("categories").run()
+    spec = next(s for s in plotly_specs(at) if "PC1" in json.dumps(s["layout"]))
+    assert spec["layout"]["scene"]["xaxis"]["title"]["text"] != axis_before
+    assert sum(array_length(trace["x"]) for trace in spec["data"][:-1]) == vocab
+    # Only categories: the grey "other" points disappear.
+    at.toggle(key="embeddings_map_only").set_value(True).run()
+    spec = next(s for s in plotly_specs(at) if "PC1" in json.dumps(s["layout"]))
+    assert "other" not in [trace["name"] for trace in spec["data"]]
+
+
+def test_analogy_defaults_to_capital_minus_country_plus_country() -> None:
+    at = open_embeddings()
+    labels = [at.selectbox(key=f"embeddings_analogy_{x}").format_func(at.selectbox(key=f"embeddings_analogy_{x}").value)
+              for x in "abc"]
+    assert [label.split("·")[0].strip() for label in labels] == ["␣Beijing", "␣China", "␣Germany"]
+    assert any("Nearest tokens to ␣Beijing − ␣China + ␣Germany" in json.dumps(json.loads(c.proto.spec), ensure_ascii=False)
+               for c in at.get("vega_lite_chart"))
+    # The corpus world knows the answer, so the page says where Berlin landed.
+    assert any(c.value.startswith("The world's answer, ␣Berlin, is") for c in at.caption)
+
+
+def test_neighbour_choice_changes_the_chart() -> None:
+    at = open_embeddings()
+
+    def neighbour_chart() -> str:
+        return next(c.proto.spec for c in at.get("vega_lite_chart") if "Nearest neighbours of" in c.proto.spec)
+
+    before = neighbour_chart()
+    box = at.selectbox(key="embeddings_nn_token")
+    box.set_value(box.value + 1).run()  # the next token id
+    assert neighbour_chart() != before
+
+
+def test_contextual_similarity_uses_the_models_residual_stream() -> None:
+    at = open_embeddings()
+    table = table_with(at, "trace name")
+    assert list(table["trace name"][:3]) == ["hook_embed", "blocks.0.hook_resid_pre", "blocks.0.hook_resid_mid"]
+    cosines = [float(c) for c in table["cosine similarity"]]
+    assert cosines[0] == pytest.approx(1.0) and cosines[1] == pytest.approx(1.0)  # same row, same position
+    assert cosines[-1] < 0.9  # attention has mixed in France vs Japan
+    # The coreference example: "sweet" vs "small" before the pronoun also moves it.
+    at.selectbox(key="embeddings_context_preset").set_value("coref").run()
+    coref = [float(c) for c in table_with(at, "trace name")["cosine similarity"]]
+    assert coref[0] == pytest.approx(1.0) and coref[-1] < 0.9999
+    # Change only what comes AFTER the word: a causal model keeps it identical everywhere.
+    at.text_input(key="embeddings_context_a").set_value("Tom put the apple in the bag because it was too small. It is")
+    at.text_input(key="embeddings_context_b").set_value("Tom put the apple in the bag because it was too small. It was")
+    at.text_input(key="embeddings_context_word").set_value("It")
+    at.run()
+    same = [float(c) for c in table_with(at, "trace name")["cosine similarity"]]
+    assert same == pytest.approx([1.0] * len(same), abs=1e-5)
+
+
+def test_missing_word_gets_a_message_not_a_crash() -> None:
+    at = open_embeddings()
+    at.text_input(key="embeddings_context_word").set_value("zebra").run()
+    assert not at.exception
+    assert any("zebra" in w.value for w in at.warning)
+
+
+def test_bad_prompt_is_refused_politely() -> None:
+    at = open_page(PAGE, lang="en", prompt="   ")
+    assert not at.exception
+    assert at.warning
+
+
+def test_modern_model_renders() -> None:
+    at = open_embeddings(model="modern")
+    assert_clean(at)
+    cosines = [float(c) for c in table_with(at, "trace name")["cosine similarity"]]
+    assert cosines[0] == pytest.approx(1.0) and cosines[-1] < 0.9
