@@ -127,6 +127,8 @@ def _controls() -> None:
 def _device_name() -> str:
     """The device the shared model runs on, e.g. "cpu — CPU (2 threads)"."""
     from core.device import describe, pick
+    from ui.resources import limit_cpu_threads
 
+    limit_cpu_threads()  # before describe(), so the thread count shown is the one used
     device = pick()
     return f"{device} — {describe(device)}"

@@ -23,7 +23,7 @@ from ui.i18n import t
 THREADS_ENV_VAR = "TOKEN_JOURNEY_THREADS"
 
 
-def _limit_cpu_threads() -> None:
+def limit_cpu_threads() -> None:
     """One torch thread per request by default when serving on the CPU.
 
     A classroom server runs many tiny forwards from many sessions at once; each one is a
@@ -39,7 +39,7 @@ def _limit_cpu_threads() -> None:
 @st.cache_resource(show_spinner=False)
 def get_model(name: str) -> Any:
     """The loaded built-in preset (``core.load_builtin``), shared by every session."""
-    _limit_cpu_threads()
+    limit_cpu_threads()
     return core.load_builtin(name)
 
 

@@ -150,7 +150,8 @@ def attention_heatmap(
         scale = alt.Scale(scheme="redblue", domain=[-bound, bound], reverse=True)
     else:
         scale = alt.Scale(scheme="blues", domain=[0, 1])
-    label_axis = dict(labelLimit=140, labelFontSize=12 if n <= 24 else 9)
+    # Every token label must show on short prompts (Vega drops "overlapping" rotated labels).
+    label_axis = dict(labelLimit=140, labelFontSize=12 if n <= 24 else 9, labelOverlap=n > 32)
     chart = alt.Chart(frame).mark_rect().encode(
         x=alt.X("key:N", sort=list(labels), title=x_title, axis=alt.Axis(labelAngle=-60, **label_axis)),
         y=alt.Y("query:N", sort=list(labels), title=y_title, axis=alt.Axis(**label_axis)),

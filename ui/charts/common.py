@@ -49,8 +49,8 @@ def heatmap(
         scale = alt.Scale(scheme="redblue", domain=[-bound, bound], reverse=True)
     else:
         scale = alt.Scale(scheme=scheme)
-    x = alt.X("col:N", sort=list(col_labels), title=x_title, axis=alt.Axis(labelAngle=-45, labelLimit=120))
-    y = alt.Y("row:N", sort=list(row_labels), title=y_title, axis=alt.Axis(labelLimit=160))
+    x = alt.X("col:N", sort=list(col_labels), title=x_title, axis=alt.Axis(labelAngle=-45, labelLimit=120, labelOverlap=cols > 32))
+    y = alt.Y("row:N", sort=list(row_labels), title=y_title, axis=alt.Axis(labelLimit=160, labelOverlap=rows > 32))
     base = alt.Chart(frame)
     rects = base.mark_rect().encode(
         x=x, y=y,
