@@ -5,10 +5,12 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from ui.diagram import PipelineValues, pipeline_dot
+from ui.charts.common import presenter_on
+from ui.components.journey import journey
+from ui.diagram import DEFAULT_WORDS, PipelineValues, pipeline_dot
 from ui import nav
 from ui.i18n import t
-from ui.page import setup
+from ui.page import in_app_links, setup, view_query
 from ui.resources import get_model, run_prompt_or_stop
 from ui.tokens import display_token
 
@@ -20,6 +22,11 @@ st.markdown(t("overview.intro"))
 run = run_prompt_or_stop(ctx.model_name, ctx.prompt)
 loaded = get_model(ctx.model_name)
 cfg = loaded.config
+
+# The journey in one picture (ui/components/journey): the live model, clickable and animated.
+st.subheader(t("journey.title"))
+st.caption(t("journey.caption"))
+journey(run, loaded, lang=ctx.lang, seed=ctx.seed, presenter=presenter_on())
 
 last_logits = run.logits[-1]
 probs = np.exp(last_logits - last_logits.max())
@@ -43,10 +50,18 @@ values = PipelineValues(
 )
 labels = {key: t(f"overview.node.{key}") for key in (
     "text", "tokenizer", "ids", "embed", "pos", "add", "block", "ln1", "attn", "resid1",
-    "ln2", "mlp", "resid2", "ln_final", "lm_head", "logits", "softmax", "sample", "append",
+    "ln2", "mlp", "resid2", "ln_final", "lm_head", "logits", "softmax", "sample", "append", "add_rope",
 )}
-links = {p.page_id: p.path.removeprefix("pages/").removesuffix(".py") for _, ps in nav.SECTIONS for p in ps}
-st.graphviz_chart(pipeline_dot(values, labels, links), width="stretch")
+words = {key: t(f"overview.word.{key}") for key in DEFAULT_WORDS}
+kinds = {key: t(f"overview.kind.{key}") for key in (
+    "learned", "sinusoidal", "rope", "layernorm", "rmsnorm", "gelu", "gelu_tanh", "swiglu")}
+# Each box opens its page inside this session (``in_app_links``); without JavaScript the link
+# itself carries the view (language, prompt, model, seed), so a new session starts from it.
+view = view_query("overview")
+links = {p.page_id: p.path.removeprefix("pages/").removesuffix(".py") + view for _, ps in nav.SECTIONS for p in ps}
+st.graphviz_chart(pipeline_dot(values, labels, links, words=words, kinds=kinds,
+                               font_size=15 if presenter_on() else 11), width="stretch")
+in_app_links()
 st.caption(t("overview.diagram_caption"))
 
 st.subheader(t("overview.stations"))

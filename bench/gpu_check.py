@@ -9,6 +9,9 @@
    different order, so bit equality is not expected).
 3. Trains the classic preset's shape for a few steps on CPU and on CUDA and prints tokens/s
    and the speed-up.
+4. Builds tiny Hugging Face checkpoints saved in bf16 / fp16 (Qwen2, GPT-2, Llama with GQA),
+   runs them on CUDA in their own precision and compares with float32 on the CPU; traces must
+   come back as float32 numpy, and KV-cached generation must run.
 
 On a machine without CUDA it prints "no CUDA, skipped" and exits 0.
 """
@@ -37,7 +40,9 @@ CORE_TESTS = [
     "tests/unit/test_generation.py",
     "tests/unit/test_gpt2_compat.py",
     "tests/unit/test_builtin_models.py",
+    "tests/unit/test_hf_models.py",
 ]
+HALF_TOLERANCE = 5e-2  # fp16 / bf16 on the GPU vs float32 on the CPU, relative to the largest logit (bf16: 8-bit mantissa)
 
 
 def run_tests() -> bool:
@@ -76,6 +81,34 @@ def compare_devices() -> bool:
     return ok
 
 
+def compare_foreign() -> bool:
+    """A Hugging Face checkpoint saved in half precision: fp32 on the CPU, its own dtype on CUDA."""
+    import tempfile
+
+    from core.generation import GenerationSettings, generate
+    from core.hf_models import load_hf_model
+    from tests.hf_fixtures import build_checkpoint
+
+    print(f"\n4. foreign checkpoints (half precision on cuda, relative tolerance {HALF_TOLERANCE:g})")
+    ok = True
+    with tempfile.TemporaryDirectory() as tmp:
+        for family, dtype in (("qwen2", torch.bfloat16), ("gpt2", torch.float16), ("llama_gqa", torch.float16)):
+            folder = build_checkpoint(Path(tmp) / family, family, dtype=dtype)
+            cpu = load_hf_model(folder, device="cpu")
+            gpu = load_hf_model(folder, device="cuda")
+            ids = cpu.tokenizer.encode(PROMPTS[1] + " " + PROMPTS[0])
+            cpu_logits, _ = cpu.model.run_with_trace(ids)
+            gpu_logits, gpu_trace = gpu.model.run_with_trace(ids)
+            dtypes = {v.dtype for v in gpu_trace.values() if v.dtype.kind == "f"}
+            rel = float(np.abs(cpu_logits - gpu_logits).max() / max(1.0, np.abs(cpu_logits).max()))
+            state, _ = generate(gpu.model, ids, None, GenerationSettings(temperature=0.0, max_new_tokens=4))
+            passed = rel <= HALF_TOLERANCE and dtypes == {np.dtype(np.float32)} and len(state.generated_ids) == 4
+            ok &= passed
+            print(f"   {family:9s} run as {gpu.metrics['run_dtype']:8s} rel |cpu - cuda| = {rel:.2e}, "
+                  f"trace dtypes {sorted(map(str, dtypes))}: {'ok' if passed else 'FAIL'}")
+    return ok
+
+
 def training_speedup(steps: int) -> None:
     from core.tokenizer import BPETokenizer
     from core.train import CORPUS_DIR, TrainSettings, preset_config, train_model
@@ -106,6 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.skip_tests:
         ok &= run_tests()
     ok &= compare_devices()
+    ok &= compare_foreign()
     training_speedup(args.steps)
     print("\nall checks passed" if ok else "\nSOME CHECKS FAILED")
     return 0 if ok else 1

@@ -42,10 +42,20 @@ FORMAT = "token-journey-gpt/1"
 WEIGHTS_FILE = "model.safetensors"
 CONFIG_FILE = "config.json"
 METRICS_FILE = "metrics.json"
+TOKENIZER_FILE = "bpe.json"  # what core.tokenizer.BPETokenizer.load reads
 
 
 class CheckpointError(Exception):
-    """A checkpoint could not be loaded; the message names the file and how to rebuild it."""
+    """A checkpoint could not be loaded; the message names the file and how to rebuild it.
+
+    ``path`` is the file (or folder) at fault and ``preset`` the preset that rebuilds it, so a
+    page can write its own translated message instead of this English one.
+    """
+
+    def __init__(self, message: str, *, path: Path | None = None, preset: str | None = None) -> None:
+        super().__init__(message)
+        self.path = path
+        self.preset = preset
 
 
 class CheckpointMissingError(CheckpointError, FileNotFoundError):
@@ -108,14 +118,14 @@ def save_checkpoint(
 def _read_config(path: Path, hint: str) -> tuple[GPTConfig, str | None]:
     config_file = path / CONFIG_FILE
     if not config_file.is_file():
-        raise CheckpointMissingError(f"missing {config_file}; {hint}")
+        raise CheckpointMissingError(f"missing {config_file}; {hint}", path=config_file)
     try:
         data = json.loads(config_file.read_text(encoding="utf-8"))
         if data.get("format") != FORMAT:
             raise ValueError(f"format {data.get('format')!r} is not {FORMAT!r}")
         return GPTConfig.from_dict(data["config"]), data.get("preset")
     except (ValueError, KeyError, TypeError, AttributeError) as err:
-        raise CheckpointCorruptError(f"unreadable {config_file} ({err}); {hint}") from None
+        raise CheckpointCorruptError(f"unreadable {config_file} ({err}); {hint}", path=config_file) from None
 
 
 def load_checkpoint(folder: str | Path, device: str | None = None, preset: str | None = None) -> LoadedModel:
@@ -125,16 +135,22 @@ def load_checkpoint(folder: str | Path, device: str | None = None, preset: str |
     """
     path = Path(folder)
     hint = _retrain_hint(preset)
-    config, saved_preset = _read_config(path, hint)
+    try:
+        config, saved_preset = _read_config(path, hint)
+    except CheckpointError as err:
+        err.preset = preset
+        raise
     hint = _retrain_hint(preset or saved_preset)
+    rebuild = preset or saved_preset
 
     weights_file = path / WEIGHTS_FILE
     if not weights_file.is_file():
-        raise CheckpointMissingError(f"missing {weights_file}; {hint}")
+        raise CheckpointMissingError(f"missing {weights_file}; {hint}", path=weights_file, preset=rebuild)
     try:
         state = load_file(str(weights_file))
     except (SafetensorError, OSError, ValueError) as err:
-        raise CheckpointCorruptError(f"corrupt {weights_file} ({err}); {hint}") from None
+        raise CheckpointCorruptError(f"corrupt {weights_file} ({err}); {hint}", path=weights_file,
+                                     preset=rebuild) from None
 
     model = GPT(config)
     expected = set(model.state_dict())
@@ -143,47 +159,64 @@ def load_checkpoint(folder: str | Path, device: str | None = None, preset: str |
     missing, unexpected = sorted(expected - set(state)), sorted(set(state) - expected)
     if missing or unexpected:
         raise CheckpointCorruptError(
-            f"{weights_file} does not match {path / CONFIG_FILE}: missing {missing[:5]}, unexpected {unexpected[:5]}; {hint}"
+            f"{weights_file} does not match {path / CONFIG_FILE}: missing {missing[:5]}, unexpected {unexpected[:5]}; {hint}",
+            path=weights_file, preset=rebuild,
         )
     for name, param in model.state_dict().items():
         if name in state and state[name].shape != param.shape:
             raise CheckpointCorruptError(
-                f"{weights_file}: {name} has shape {tuple(state[name].shape)}, config expects {tuple(param.shape)}; {hint}"
+                f"{weights_file}: {name} has shape {tuple(state[name].shape)}, config expects {tuple(param.shape)}; {hint}",
+                path=weights_file, preset=rebuild,
             )
     model.load_state_dict(state, strict=False)  # only the tied lm_head is absent, checked above
     for name, tensor in model.state_dict().items():
         if not torch.isfinite(tensor).all():
-            raise CheckpointCorruptError(f"{weights_file}: {name} contains NaN or infinity; {hint}")
+            raise CheckpointCorruptError(f"{weights_file}: {name} contains NaN or infinity; {hint}",
+                                         path=weights_file, preset=rebuild)
     model = model.to(device or devices.pick()).eval()
 
-    tokenizer = _load_tokenizer(path, hint)
+    try:
+        tokenizer = _load_tokenizer(path, hint)
+    except CheckpointError as err:
+        err.preset = rebuild
+        raise
     if tokenizer.vocab_size != config.vocab_size:
         raise CheckpointCorruptError(
-            f"tokenizer in {path} has {tokenizer.vocab_size} tokens, the model expects {config.vocab_size}; {hint}"
+            f"tokenizer in {path} has {tokenizer.vocab_size} tokens, the model expects {config.vocab_size}; {hint}",
+            path=path / TOKENIZER_FILE, preset=rebuild,
         )
-    metrics: dict[str, Any] = {}
-    metrics_file = path / METRICS_FILE
-    if metrics_file.is_file():
-        try:
-            metrics = json.loads(metrics_file.read_text(encoding="utf-8"))
-        except ValueError as err:
-            raise CheckpointCorruptError(f"unreadable {metrics_file} ({err}); {hint}") from None
+    metrics = _read_metrics(path / METRICS_FILE)
     name = preset or saved_preset or path.name
     return LoadedModel(name=name, model=model, tokenizer=tokenizer, config=config, metrics=metrics, folder=path)
 
 
+def _read_metrics(metrics_file: Path) -> dict[str, Any]:
+    """What training measured. Optional: a missing or unreadable file means no metrics, not no model."""
+    try:
+        metrics = json.loads(metrics_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # absent, unreadable, not UTF-8 or not JSON
+        return {}
+    return metrics if isinstance(metrics, dict) else {}
+
+
 def _load_tokenizer(path: Path, hint: str) -> Any:
-    """The tokenizer saved next to the weights (``core.tokenizer.BPETokenizer``)."""
+    """The tokenizer saved next to the weights (``core.tokenizer.BPETokenizer``).
+
+    ``BPETokenizer.load`` reads ``bpe.json``, so that is the file required here; the other
+    tokenizer files (``tokenizer.json`` for Hugging Face, ``vocab.txt``, ``merges.txt``) are
+    for people and other libraries, and may be absent.
+    """
     from core.tokenizer import BPETokenizer  # imported late: ``import core.checkpoint`` stays light
 
-    if not (path / "tokenizer.json").is_file():
-        raise CheckpointMissingError(f"missing {path / 'tokenizer.json'}; {hint}")
+    tokenizer_file = path / TOKENIZER_FILE
+    if not tokenizer_file.is_file():
+        raise CheckpointMissingError(f"missing {tokenizer_file}; {hint}", path=tokenizer_file)
     try:
         return BPETokenizer.load(path)
     except FileNotFoundError as err:
-        raise CheckpointMissingError(f"missing tokenizer file in {path} ({err}); {hint}") from None
-    except (ValueError, KeyError, TypeError) as err:
-        raise CheckpointCorruptError(f"unreadable tokenizer in {path} ({err}); {hint}") from None
+        raise CheckpointMissingError(f"missing tokenizer file in {path} ({err}); {hint}", path=tokenizer_file) from None
+    except (ValueError, KeyError, TypeError, IndexError, AttributeError) as err:  # JSON errors are ValueErrors
+        raise CheckpointCorruptError(f"unreadable tokenizer in {path} ({err}); {hint}", path=tokenizer_file) from None
 
 
 def load_builtin(name: str, device: str | None = None) -> LoadedModel:

@@ -28,6 +28,7 @@ STOP_EOS = "eos"  # the model produced <|endoftext|>
 STOP_CONTEXT_FULL = "context_full"  # the sequence reached n_ctx tokens
 STOP_MAX_NEW_TOKENS = "max_new_tokens"  # the caller's budget is used up
 MAX_NEW_TOKENS_LIMIT = 4096  # guard against absurd requests; n_ctx stops far earlier anyway
+TIMING_REPEATS = 21  # timed repetitions per forward; the median is reported (odd: a true middle value)
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,7 @@ class GenerationSettings:
     top_p: float = 1.0
     seed: int = 0
     max_new_tokens: int = 32
+    timing_repeats: int = TIMING_REPEATS  # warm runs per timed forward (median reported); 1 = a single run
 
     def __post_init__(self) -> None:
         check_params(self.temperature, self.top_k, self.top_p)
@@ -47,6 +49,9 @@ class GenerationSettings:
         n = self.max_new_tokens
         if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_NEW_TOKENS_LIMIT:
             raise ValueError(f"max_new_tokens must be an int in [1, {MAX_NEW_TOKENS_LIMIT}], got {n!r}")
+        r = self.timing_repeats
+        if isinstance(r, bool) or not isinstance(r, int) or not 1 <= r <= 1000:
+            raise ValueError(f"timing_repeats must be an int in [1, 1000], got {r!r}")
 
 
 @dataclass(frozen=True)
@@ -88,7 +93,11 @@ class GenerationState:
 
 @dataclass(frozen=True)
 class KVCache:
-    """Keys and values of every position in ``ids``, per layer, each (1, head, pos, d_head)."""
+    """Keys and values of every position in ``ids``, per layer, each (1, kv_head, pos, d_head).
+
+    With grouped-query attention only the ``n_kv_head`` shared K/V heads are kept: that is
+    where GQA saves memory (the query heads of a group all read the same cached K and V).
+    """
 
     ids: tuple[int, ...]
     past: PastKV
@@ -144,6 +153,30 @@ def _forward(model: GPT, ids: Sequence[int], past: PastKV | None) -> tuple[torch
     return logits[0, -1], present  # logits of the last position (vocab,)
 
 
+def timed_forward(model: GPT, ids: Sequence[int], past: PastKV | None,
+                  repeats: int = TIMING_REPEATS) -> tuple[torch.Tensor, PastKV, float]:
+    """One forward's result and its median wall time over ``repeats`` warm runs, in seconds.
+
+    The first run warms the kernels and caches and is not timed; the forward reads ``past``
+    without changing it (K, V are concatenated into new tensors), so repeating is safe. A
+    median of many runs is needed because one run of a tiny model lasts a millisecond or
+    less, the same size as the operating system's scheduling noise.
+
+    Example: logits, present, seconds = timed_forward(model, [1, 2, 3], None, repeats=5)
+    """
+    if repeats < 1:
+        raise ValueError(f"repeats must be >= 1, got {repeats}")
+    logits, present = _forward(model, ids, past)  # warm-up, and the result we keep
+    times = []
+    for _ in range(repeats):
+        _sync(model)
+        started = time.perf_counter()
+        _forward(model, ids, past)
+        _sync(model)
+        times.append(time.perf_counter() - started)
+    return logits, present, float(np.median(times))
+
+
 def prefill(model: GPT, ids: Sequence[int]) -> tuple[np.ndarray, KVCache]:
     """Run a whole sequence once; return the last position's logits and the filled cache."""
     logits, present = _forward(model, ids, None)
@@ -183,16 +216,9 @@ def generation_step(
     else:  # the cache holds every position but the newest token
         past, new_ids = _cache_for(model, ids[:-1], cache).past, ids[-1:]
 
-    _sync(model)
-    started = time.perf_counter()
-    cached_logits, present = _forward(model, new_ids, past)
-    _sync(model)
-    seconds_cached = time.perf_counter() - started
-
-    started = time.perf_counter()
-    full_logits, _ = _forward(model, ids, None)
-    _sync(model)
-    seconds_recompute = time.perf_counter() - started
+    # Both ways timed the same way: median of TIMING_REPEATS warm runs (see timed_forward).
+    cached_logits, present, seconds_cached = timed_forward(model, new_ids, past, settings.timing_repeats)
+    full_logits, _, seconds_recompute = timed_forward(model, ids, None, settings.timing_repeats)
 
     logits = cached_logits.float().cpu().numpy()
     difference = float(np.abs(logits - full_logits.float().cpu().numpy()).max())

@@ -8,14 +8,15 @@ in [0, 1]:
     first_token     mean weight on position 0 (an "attention sink": a place to park
                     attention when nothing else is relevant)
     self            mean weight a query puts on itself
-    broad           mean normalised entropy: 1 when a query spreads its weight evenly
-                    over everything it may see, 0 when it picks one token
+    broad           how far a query is from picking one token: 1 − its largest weight,
+                    scaled so that 1 = evenly over everything it may see, 0 = one token
+                    (the same units as the others: half on one token scores about 0.5)
 
-A head's label is its highest-scoring sharp behaviour (previous-token, first-token, self)
-when that reaches ``LABEL_THRESHOLD``: a head that puts half its weight on the previous token
-IS a previous-token head even if it spreads the rest. Otherwise it is "broad" when its
-normalised entropy reaches ``BROAD_THRESHOLD``, else "mixed" (sharp, but on something that
-moves with the content, which is often the interesting case). Query 0 is skipped (it can only see itself: every behaviour would
+A head's label is its highest score, always (so the label and the score table beside it can
+never disagree): previous-token, first-token, self or broad, whichever is largest, when it
+reaches ``LABEL_THRESHOLD``; otherwise "mixed" (nothing dominates: it looks somewhere that
+moves with the content, which is often the interesting case). Ties go to the earlier name
+in ``BEHAVIOURS``. Query 0 is skipped (it can only see itself: every behaviour would
 score 1), and when the prompt is long enough query 1 is skipped too (its previous token
 IS the first token, so the two behaviours could not be told apart).
 
@@ -77,14 +78,12 @@ def behaviour_scores(pattern: np.ndarray) -> dict[str, float]:
     queries = np.arange(first_query, n)
     rows = pattern[queries]  # (n_queries, k_pos)
     visible = queries + 1  # a causal query at position q sees q + 1 keys
-    probs = np.clip(rows, 0.0, None)
-    logs = np.log(np.where(probs > 0, probs, 1.0))
-    entropy = -(probs * logs).sum(axis=1)
+    spread = (1.0 - rows.max(axis=1)) / (1.0 - 1.0 / visible)  # 0: one token; 1: all equal
     return {
         "previous_token": float(rows[np.arange(len(queries)), queries - 1].mean()),
         "first_token": float(rows[:, 0].mean()),
         "self": float(rows[np.arange(len(queries)), queries].mean()),
-        "broad": float((entropy / np.log(visible)).mean()),
+        "broad": float(np.clip(spread, 0.0, 1.0).mean()),
     }
 
 
@@ -100,25 +99,24 @@ class HeadBehaviour:
 
 
 def label_head(pattern: np.ndarray, layer: int = 0, head: int = 0,
-               threshold: float = LABEL_THRESHOLD, broad_threshold: float = BROAD_THRESHOLD) -> HeadBehaviour:
-    """Name one head: best sharp behaviour if strong enough, else broad, else mixed.
+               threshold: float = LABEL_THRESHOLD, broad_threshold: float | None = None) -> HeadBehaviour:
+    """Name one head after its top score (if it reaches ``threshold``), else "mixed".
 
-    Ties between sharp behaviours go to the earlier name in SHARP_BEHAVIOURS.
+    Ties go to the earlier name in BEHAVIOURS. ``broad_threshold`` is kept for callers of
+    the older rule and ignored: the label is always the largest score.
     Example: label_head(np.tril(np.ones((4, 4))) / np.arange(1, 5)[:, None]).label -> "broad"
     """
     scores = behaviour_scores(pattern)
     if any(np.isnan(v) for v in scores.values()):
         return HeadBehaviour(layer, head, TOO_SHORT, float("nan"), scores)
-    best = max(SHARP_BEHAVIOURS, key=lambda b: (scores[b], -SHARP_BEHAVIOURS.index(b)))
+    best = max(BEHAVIOURS, key=lambda b: (scores[b], -BEHAVIOURS.index(b)))
     if scores[best] >= threshold:
         return HeadBehaviour(layer, head, best, scores[best], scores)
-    if scores["broad"] >= broad_threshold:
-        return HeadBehaviour(layer, head, "broad", scores["broad"], scores)
     return HeadBehaviour(layer, head, MIXED, scores[best], scores)
 
 
 def label_heads(patterns: np.ndarray, threshold: float = LABEL_THRESHOLD,
-                broad_threshold: float = BROAD_THRESHOLD) -> list[HeadBehaviour]:
+                broad_threshold: float | None = None) -> list[HeadBehaviour]:
     """Label every head of [layer, head, q_pos, k_pos] patterns, layer by layer.
 
     Example: [b.label for b in label_heads(stack_patterns(trace, 4))][:2] -> ["first_token", "previous_token"]

@@ -14,6 +14,11 @@ Three generations of design are switchable, each a config field:
     positional: "learned" (GPT-2) | "sinusoidal" (Vaswani 2017) | "rope" (RoFormer, Llama)
     norm:       "layernorm" (GPT-2) | "rmsnorm" (Llama)
     mlp:        "gelu" | "gelu_tanh" (GPT-2's approximation) | "swiglu" (Llama)
+
+Grouped-query / multi-query attention (``n_kv_head`` < ``n_head``): K and V have only
+``n_kv_head`` heads, in the trace and in the KV cache; each K/V head serves n_head / n_kv_head
+consecutive query heads, so patterns stay one per query head. Hugging Face Llama / Qwen2 /
+Mistral checkpoints load into this same model (``core.hf_models``).
 """
 
 from __future__ import annotations
@@ -34,8 +39,39 @@ Positional = Literal["learned", "sinusoidal", "rope"]
 NormKind = Literal["layernorm", "rmsnorm"]
 MlpKind = Literal["gelu", "gelu_tanh", "swiglu"]
 
-# One (key, value) pair per layer, each (batch, head, pos, d_head): the KV cache.
+# One (key, value) pair per layer, each (batch, kv_head, pos, d_head): the KV cache.
 PastKV = list[tuple[Tensor, Tensor]]
+
+
+@dataclass(frozen=True)
+class Ablation:
+    """What to switch off in one ablated run (``GPT.run_with_trace(ids, ablate=...)``).
+
+    heads: (layer, head) pairs whose write through W_O is removed; attn_layers / mlp_layers:
+    layers whose whole attention / MLP output is zeroed; no_residual: layers whose two skip
+    connections are removed (the block outputs attn(ln1(x)), then mlp(ln2(.)), without "+ x").
+    The model's weights are never touched: the change lives in this one forward pass.
+
+    Example: Ablation(heads=frozenset({(1, 2)}))
+    """
+
+    heads: frozenset[tuple[int, int]] = frozenset()
+    attn_layers: frozenset[int] = frozenset()
+    mlp_layers: frozenset[int] = frozenset()
+    no_residual: frozenset[int] = frozenset()
+
+    def is_empty(self) -> bool:
+        return not (self.heads or self.attn_layers or self.mlp_layers or self.no_residual)
+
+    def check(self, config: GPTConfig) -> None:
+        """ValueError unless every layer and head exists in a model of this config."""
+        layers = set(self.attn_layers) | set(self.mlp_layers) | set(self.no_residual) | {h[0] for h in self.heads}
+        for layer in layers:
+            if isinstance(layer, bool) or not isinstance(layer, int) or not 0 <= layer < config.n_layer:
+                raise ValueError(f"ablated layer {layer!r} is not in [0, {config.n_layer})")
+        for _, head in self.heads:
+            if isinstance(head, bool) or not isinstance(head, int) or not 0 <= head < config.n_head:
+                raise ValueError(f"ablated head {head!r} is not in [0, {config.n_head})")
 
 INIT_STD = 0.02  # GPT-2's initialisation scale for every weight matrix and embedding
 MAX_TRACE_BATCH = 64  # run_with_trace keeps ~70 arrays per prompt; more prompts per call is a mistake
@@ -59,14 +95,32 @@ class GPTConfig:
     scale_embeddings: bool = False  # x sqrt(d_model) on the way in (2017 paper), so sin/cos does not drown tokens
     bias: bool = True  # GPT-2 has biases in every Linear and LayerNorm; Llama-style models drop them
     eps: float = 1e-5  # normalisation epsilon (GPT-2's value), keeps the division finite
+    # Grouped-query attention: how many heads keep their own K and V (None = n_head, classic
+    # multi-head; 1 = multi-query). Query head h reads K/V head h // (n_head / n_kv_head).
+    n_kv_head: int | None = None
+    qkv_bias: bool | None = None  # bias on q/k/v only (Qwen2); None = follow ``bias``
+    # Llama-3 RoPE frequency scaling: (factor, low_freq_factor, high_freq_factor,
+    # original_max_position_embeddings), or None for plain RoPE.
+    rope_llama3: tuple[float, float, float, int] | None = None
 
     def __post_init__(self) -> None:
+        if self.n_kv_head is None:
+            object.__setattr__(self, "n_kv_head", self.n_head)
+        if self.qkv_bias is None:
+            object.__setattr__(self, "qkv_bias", self.bias)
+        if self.rope_llama3 is not None:
+            object.__setattr__(self, "rope_llama3", tuple(self.rope_llama3))
         for name in ("n_layer", "n_head", "d_model", "d_mlp", "n_ctx", "vocab_size"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
                 raise ValueError(f"GPTConfig.{name} must be a positive int, got {value!r}")
         if self.d_model % self.n_head:
             raise ValueError(f"d_model ({self.d_model}) must be divisible by n_head ({self.n_head})")
+        kv = self.n_kv_head
+        if isinstance(kv, bool) or not isinstance(kv, int) or kv <= 0 or self.n_head % kv:
+            raise ValueError(f"n_kv_head must be a positive int dividing n_head ({self.n_head}), got {kv!r}")
+        if self.rope_llama3 is not None and (len(self.rope_llama3) != 4 or self.positional != "rope"):
+            raise ValueError("rope_llama3 is (factor, low_freq_factor, high_freq_factor, original_max_positions), RoPE only")
         for name, kind in (("positional", Positional), ("norm", NormKind), ("mlp", MlpKind)):
             value = getattr(self, name)
             if value not in get_args(kind):
@@ -84,6 +138,11 @@ class GPTConfig:
     def d_head(self) -> int:
         """Width of one attention head."""
         return self.d_model // self.n_head
+
+    @property
+    def d_kv(self) -> int:
+        """Width of all K (or all V) heads together: n_kv_head x d_head (= d_model without GQA)."""
+        return self.n_kv_head * self.d_head
 
     @classmethod
     def gpt2_like(
@@ -164,6 +223,25 @@ def rope_inverse_frequencies(d_head: int, base: float = 10000.0) -> Tensor:
     return (base ** (-two_i / d_head)).float()
 
 
+def llama3_scaled_frequencies(inv_freq: Tensor, scaling: tuple[float, float, float, int]) -> Tensor:
+    """Llama 3's long-context RoPE: slow pairs turn ``factor`` times slower, fast pairs unchanged.
+
+    Wavelengths longer than original_max / low_freq_factor are divided by ``factor``; shorter
+    than original_max / high_freq_factor are kept; in between the two are blended (the
+    ``"llama3"`` rope_type of Hugging Face ``transformers``).
+    """
+    factor, low_freq_factor, high_freq_factor, original_max = scaling
+    freq = inv_freq.double()
+    wavelen = 2 * math.pi / freq
+    low_freq_wavelen = original_max / low_freq_factor
+    high_freq_wavelen = original_max / high_freq_factor
+    scaled = torch.where(wavelen > low_freq_wavelen, freq / factor, freq)
+    smooth = (original_max / wavelen - low_freq_factor) / (high_freq_factor - low_freq_factor)
+    blended = (1 - smooth) * scaled / factor + smooth * scaled
+    medium = (wavelen >= high_freq_wavelen) & (wavelen <= low_freq_wavelen)
+    return torch.where(medium, blended, scaled).float()
+
+
 def apply_rope(x: Tensor, positions: Tensor, inv_freq: Tensor) -> Tensor:
     """Rotate each pair (x[2i], x[2i+1]) by the angle positions * theta_i (RoFormer's pairing).
 
@@ -171,7 +249,7 @@ def apply_rope(x: Tensor, positions: Tensor, inv_freq: Tensor) -> Tensor:
     product depend only on the distance between the two positions.
     """
     angle = positions.to(inv_freq.dtype)[:, None] * inv_freq[None, :]  # (pos, d_head/2)
-    cos, sin = torch.cos(angle), torch.sin(angle)
+    cos, sin = torch.cos(angle).to(x.dtype), torch.sin(angle).to(x.dtype)  # half precision stays half
     pairs = x.reshape(*x.shape[:-1], -1, 2)  # (batch, head, pos, d_head/2, 2)
     even, odd = pairs[..., 0], pairs[..., 1]  # each (batch, head, pos, d_head/2)
     rotated = torch.stack((even * cos - odd * sin, even * sin + odd * cos), dim=-1)  # (batch, head, pos, d_head/2, 2)
@@ -203,12 +281,14 @@ class CausalSelfAttention(nn.Module):
     def __init__(self, config: GPTConfig) -> None:
         super().__init__()
         self.config = config
-        self.c_attn = nn.Linear(config.d_model, 3 * config.d_model, bias=config.bias)  # q, k, v in one matmul
+        # q (d_model), k and v (n_kv_head x d_head each) in one matmul
+        self.c_attn = nn.Linear(config.d_model, config.d_model + 2 * config.d_kv, bias=config.qkv_bias)
         self.c_proj = nn.Linear(config.d_model, config.d_model, bias=config.bias)  # W_O: heads back to d_model
         if config.positional == "rope":
-            self.register_buffer(
-                "rope_inv_freq", rope_inverse_frequencies(config.d_head, config.rope_base), persistent=False
-            )
+            inv_freq = rope_inverse_frequencies(config.d_head, config.rope_base)
+            if config.rope_llama3 is not None:
+                inv_freq = llama3_scaled_frequencies(inv_freq, config.rope_llama3)
+            self.register_buffer("rope_inv_freq", inv_freq, persistent=False)
 
     def forward(
         self,
@@ -221,10 +301,10 @@ class CausalSelfAttention(nn.Module):
         """x (batch, pos, d_model) -> (attention output (batch, pos, d_model), this layer's full K, V)."""
         cfg = self.config
         batch, n_new, _ = x.shape
-        q, k, v = self.c_attn(x).split(cfg.d_model, dim=-1)  # each (batch, pos, d_model)
+        q, k, v = self.c_attn(x).split((cfg.d_model, cfg.d_kv, cfg.d_kv), dim=-1)  # (batch, pos, d_model | d_kv | d_kv)
         q = q.view(batch, n_new, cfg.n_head, cfg.d_head)  # (batch, pos, head, d_head)
-        k = k.view(batch, n_new, cfg.n_head, cfg.d_head)  # (batch, pos, head, d_head)
-        v = v.view(batch, n_new, cfg.n_head, cfg.d_head)  # (batch, pos, head, d_head)
+        k = k.view(batch, n_new, cfg.n_kv_head, cfg.d_head)  # (batch, pos, kv_head, d_head)
+        v = v.view(batch, n_new, cfg.n_kv_head, cfg.d_head)  # (batch, pos, kv_head, d_head)
         _keep(trace, "q", layer, q)
         _keep(trace, "k", layer, k)
         _keep(trace, "v", layer, v)
@@ -237,26 +317,31 @@ class CausalSelfAttention(nn.Module):
         if past is not None:  # the cache holds K, V of earlier positions, already rotated
             k = torch.cat((past[0], k), dim=2)  # (batch, head, past + pos, d_head)
             v = torch.cat((past[1], v), dim=2)  # (batch, head, past + pos, d_head)
+        present = (k, v)  # the cache keeps only the n_kv_head K/V heads: that is GQA's saving
         key_positions = torch.arange(k.shape[2], device=x.device)
         allowed = key_positions[None, :] <= positions[:, None]  # (q_pos, k_pos): causal mask
+        grouped = cfg.n_kv_head != cfg.n_head
 
         if trace is None:
             # Same maths through PyTorch's fused kernel: faster for training and generation.
             if past is None:  # no cache: the plain lower-triangular mask
-                z = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # (batch, head, pos, d_head)
+                z = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=grouped)  # (batch, head, pos, d_head)
             else:
-                z = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed)  # (batch, head, pos, d_head)
+                z = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed, enable_gqa=grouped)  # (batch, head, pos, d_head)
         else:
+            if grouped:  # each K/V head serves n_head / n_kv_head consecutive query heads
+                repeat = cfg.n_head // cfg.n_kv_head
+                k, v = k.repeat_interleave(repeat, dim=1), v.repeat_interleave(repeat, dim=1)  # (batch, head, pos, d_head)
             scores = (q @ k.transpose(-2, -1)) / math.sqrt(cfg.d_head)  # (batch, head, q_pos, k_pos)
             scores = scores.masked_fill(~allowed, float("-inf"))
-            pattern = torch.softmax(scores, dim=-1)  # rows sum to 1 over the visible keys
+            pattern = torch.softmax(scores, dim=-1, dtype=torch.float32).to(q.dtype)  # rows sum to 1 over the visible keys (float32 even for fp16 / bf16 weights)
             z = pattern @ v  # (batch, head, pos, d_head)
             _keep(trace, "attn_scores", layer, scores)
             _keep(trace, "pattern", layer, pattern)
         z = z.transpose(1, 2)  # (batch, pos, head, d_head)
         _keep(trace, "z", layer, z)
         out = self.c_proj(z.reshape(batch, n_new, cfg.d_model))  # (batch, pos, d_model)
-        return out, (k, v)
+        return out, present
 
 
 class MLP(nn.Module):
@@ -303,21 +388,43 @@ class Block(nn.Module):
         past: tuple[Tensor, Tensor] | None,
         trace: dict[str, Tensor] | None,
         layer: int,
+        ablate: Ablation | None = None,
     ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
         _keep(trace, "resid_pre", layer, x)
         normed = self.ln_1(x)
         _keep(trace, "ln1", layer, normed)
         attn_out, present = self.attn(normed, positions, past, trace, layer)
+        if ablate is not None:
+            attn_out = self._ablate_attention(attn_out, trace, layer, ablate)
         _keep(trace, "attn_out", layer, attn_out)
-        x = x + attn_out  # out of place: recorded tensors must never change afterwards
+        skip = ablate is None or layer not in ablate.no_residual
+        x = x + attn_out if skip else attn_out  # out of place: recorded tensors must never change afterwards
         _keep(trace, "resid_mid", layer, x)
         normed = self.ln_2(x)
         _keep(trace, "ln2", layer, normed)
         mlp_out = self.mlp(normed, trace, layer)
+        if ablate is not None and layer in ablate.mlp_layers:
+            mlp_out = torch.zeros_like(mlp_out)
         _keep(trace, "mlp_out", layer, mlp_out)
-        x = x + mlp_out
+        x = x + mlp_out if skip else mlp_out
         _keep(trace, "resid_post", layer, x)
         return x, present
+
+    def _ablate_attention(self, attn_out: Tensor, trace: dict[str, Tensor] | None, layer: int, ablate: Ablation) -> Tensor:
+        """Zero the whole attention output, or subtract the chosen heads' writes (z_h @ W_O_h^T)."""
+        if layer in ablate.attn_layers:
+            return torch.zeros_like(attn_out)
+        heads = sorted(h for (L, h) in ablate.heads if L == layer)
+        if not heads:
+            return attn_out
+        if trace is None:
+            raise ValueError("head ablation reads each head's z from the trace: use run_with_trace")
+        z = trace[names.act_name("z", layer)]  # (batch, pos, head, d_head)
+        d_head = z.shape[-1]
+        w_o = self.attn.c_proj.weight  # (d_model, n_head * d_head)
+        for head in heads:
+            attn_out = attn_out - z[:, :, head, :] @ w_o[:, head * d_head:(head + 1) * d_head].T
+        return attn_out
 
 
 # --- the model ----------------------------------------------------------------------------
@@ -366,6 +473,7 @@ class GPT(nn.Module):
         idx: Tensor,
         past_kv: PastKV | None = None,
         trace: dict[str, Tensor] | None = None,
+        ablate: Ablation | None = None,
     ) -> tuple[Tensor, PastKV]:
         """idx (batch, pos) token ids -> (logits (batch, pos, vocab), K/V of every layer).
 
@@ -391,7 +499,7 @@ class GPT(nn.Module):
             x = x + pos_embed
         present: PastKV = []
         for layer, block in enumerate(self.h):
-            x, kv = block(x, positions, None if past_kv is None else past_kv[layer], trace, layer)
+            x, kv = block(x, positions, None if past_kv is None else past_kv[layer], trace, layer, ablate)
             present.append(kv)
         x = self.ln_f(x)
         _keep(trace, "ln_final", None, x)
@@ -432,7 +540,7 @@ class GPT(nn.Module):
         tensor = torch.as_tensor(array.astype(np.int64), device=self.device)
         return (tensor.unsqueeze(0) if single else tensor), single  # (batch, pos)
 
-    def run_with_trace(self, ids: Any) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    def run_with_trace(self, ids: Any, ablate: Ablation | None = None) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         """Run the model and return (logits, trace) as numpy.
 
         One prompt (a list of ids or a 1-D array) gives logits [pos, vocab] and a trace whose
@@ -442,15 +550,18 @@ class GPT(nn.Module):
         Example: logits, trace = model.run_with_trace([5, 17, 3]); trace["blocks.0.attn.hook_pattern"].shape -> (heads, 3, 3)
         """
         idx, single = self.as_token_batch(ids)
+        if ablate is not None:
+            ablate.check(self.config)  # with ablate, only this one forward pass changes: weights stay
         if idx.shape[0] > MAX_TRACE_BATCH:
             raise ValueError(f"a trace keeps every intermediate: at most {MAX_TRACE_BATCH} prompts per call, got {idx.shape[0]}")
         captured: dict[str, Tensor] = {}
         with torch.inference_mode():
-            logits, _ = self.forward(idx, trace=captured)
+            logits, _ = self.forward(idx, trace=captured, ablate=ablate)
 
             def to_numpy(value: Tensor) -> np.ndarray:
                 value = value[0] if single else value
-                return value.detach().cpu().numpy()
+                value = value.detach()
+                return (value.float() if value.is_floating_point() else value).cpu().numpy()  # float32 even from fp16 / bf16
 
             trace = {name: to_numpy(value) for name, value in captured.items()}
         return trace[names.UNEMBED_OUT], trace
@@ -460,7 +571,7 @@ class GPT(nn.Module):
         idx, single = self.as_token_batch(ids)
         with torch.inference_mode():
             out, _ = self.forward(idx)
-        return (out[0] if single else out).cpu().numpy()
+        return (out[0] if single else out).float().cpu().numpy()
 
     # --- pieces the pages show ----------------------------------------------------------
 
@@ -475,12 +586,12 @@ class GPT(nn.Module):
         if not np.isfinite(array).all():
             raise ValueError("residual vectors contain NaN or infinity")
         with torch.inference_mode():
-            x = torch.as_tensor(array, device=self.device)
-            return self.lm_head(self.ln_f(x)).cpu().numpy()
+            x = torch.as_tensor(array, device=self.device, dtype=self.wte.weight.dtype)
+            return self.lm_head(self.ln_f(x)).float().cpu().numpy()
 
     def embedding_matrix(self) -> np.ndarray:
         """The token-embedding table [vocab, d_model] as a numpy copy."""
-        return self.wte.weight.detach().cpu().numpy().copy()
+        return self.wte.weight.detach().float().cpu().numpy().copy()
 
     def positional_table(self, n: int | None = None) -> np.ndarray:
         """The first n rows [n, d_model] of the positional table (learned or sinusoidal)."""

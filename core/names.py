@@ -10,8 +10,10 @@ Shapes (single prompt, batch dimension dropped):
     hook_pos_embed                     [pos, d_model]   learned or sinusoidal only
     blocks.{L}.hook_resid_pre          [pos, d_model]
     blocks.{L}.ln1.hook_normalized     [pos, d_model]   norm output, after gain (and bias)
-    blocks.{L}.attn.hook_q|k|v         [pos, head, d_head]
-    blocks.{L}.attn.hook_rot_q|rot_k   [pos, head, d_head]   RoPE only: q, k after rotation
+    blocks.{L}.attn.hook_q             [pos, head, d_head]
+    blocks.{L}.attn.hook_k|v           [pos, kv_head, d_head]   kv_head = n_kv_head (= head unless GQA/MQA)
+    blocks.{L}.attn.hook_rot_q         [pos, head, d_head]      RoPE only: q after rotation
+    blocks.{L}.attn.hook_rot_k         [pos, kv_head, d_head]   RoPE only: k after rotation
     blocks.{L}.attn.hook_attn_scores   [head, q_pos, k_pos]  scaled, causal -inf, pre-softmax
     blocks.{L}.attn.hook_pattern       [head, q_pos, k_pos]  softmax of the scores
     blocks.{L}.attn.hook_z             [pos, head, d_head]   pattern @ v, before W_O
@@ -166,6 +168,7 @@ def expected_shapes(config: _TraceShape, n_pos: int) -> dict[str, tuple[int, ...
     per_kind: dict[str, tuple[int, ...]] = {
         "resid": (n_pos, config.d_model),
         "heads": (n_pos, config.n_head, d_head),
+        "kv_heads": (n_pos, getattr(config, "n_kv_head", None) or config.n_head, d_head),
         "square": (config.n_head, n_pos, n_pos),
         "mlp": (n_pos, config.d_mlp),
     }
@@ -176,7 +179,9 @@ def expected_shapes(config: _TraceShape, n_pos: int) -> dict[str, tuple[int, ...
             shapes[name] = (n_pos,)
         elif name == UNEMBED_OUT:
             shapes[name] = (n_pos, config.vocab_size)
-        elif leaf in ("hook_q", "hook_k", "hook_v", "hook_rot_q", "hook_rot_k", "hook_z"):
+        elif leaf in ("hook_k", "hook_v", "hook_rot_k"):
+            shapes[name] = per_kind["kv_heads"]
+        elif leaf in ("hook_q", "hook_rot_q", "hook_z"):
             shapes[name] = per_kind["heads"]
         elif leaf in ("hook_attn_scores", "hook_pattern"):
             shapes[name] = per_kind["square"]

@@ -8,8 +8,11 @@ Written out step by step because this IS the lesson. The order is fixed and docu
                      tokens whose probabilities add up to at least p (1.0 = off).
     4. renormalise   the survivors' probabilities are divided by their sum.
 
-Tie-breaking is deterministic: when probabilities are equal, the lower token id ranks
-first (for the argmax, for top-k's k-th place and for top-p's cut).
+Top-k and top-p rank tokens by their *logits*, not by the tempered probabilities: dividing
+by T > 0 keeps the order, but at T = 0 (or a tiny T) the probabilities are one-hot or
+underflow to exact zeros, and ranking those would hand top-k's places to the lowest ids.
+Tie-breaking is deterministic: when logits are equal, the lower token id ranks first (for
+the argmax, for top-k's k-th place and for top-p's cut).
 
 Worked example (T = 1, p = 0.9): probabilities [0.5, 0.3, 0.15, 0.05] -> the running sum
 reaches 0.8 after two tokens and 0.95 after three, so top-p keeps three and renormalises
@@ -80,9 +83,9 @@ def entropy_bits(probs: np.ndarray) -> float:
     return float(-(nonzero * np.log2(nonzero)).sum()) + 0.0  # + 0.0 turns -0.0 into 0.0
 
 
-def _rank(probs: np.ndarray) -> np.ndarray:
-    """Token ids from most to least probable, lower id first among equals."""
-    return np.lexsort((np.arange(probs.size), -probs))
+def _rank(scores: np.ndarray) -> np.ndarray:
+    """Token ids from highest to lowest score (logit or probability), lower id first among equals."""
+    return np.lexsort((np.arange(scores.size), -scores))
 
 
 def apply_temperature(logits: np.ndarray, temperature: float) -> np.ndarray:
@@ -100,29 +103,33 @@ def apply_temperature(logits: np.ndarray, temperature: float) -> np.ndarray:
         return softmax(shifted / temperature)
 
 
-def top_k_cut(probs: np.ndarray, top_k: int | None) -> np.ndarray:
-    """Boolean mask of the tokens top-k removes (everything outside the k most probable).
+def top_k_cut(scores: np.ndarray, top_k: int | None) -> np.ndarray:
+    """Boolean mask of the tokens top-k removes (everything outside the k highest scores).
+
+    Pass logits (``sampling_steps`` does): probabilities after T = 0 are all ties.
 
     Example: top_k_cut(np.array([0.1, 0.6, 0.3]), 2) -> array([ True, False, False])
     """
-    cut = np.zeros(probs.size, dtype=bool)
-    if not top_k or top_k >= probs.size:
+    scores = np.asarray(scores, dtype=np.float64)
+    cut = np.zeros(scores.size, dtype=bool)
+    if not top_k or top_k >= scores.size:
         return cut
-    cut[_rank(probs)[top_k:]] = True
+    cut[_rank(scores)[top_k:]] = True
     return cut
 
 
-def top_p_cut(probs: np.ndarray, top_p: float) -> np.ndarray:
+def top_p_cut(probs: np.ndarray, top_p: float, rank_by: np.ndarray | None = None) -> np.ndarray:
     """Boolean mask of the tokens top-p removes: all after the running sum first reaches p.
 
-    ``probs`` must already be renormalised. The most probable token always survives.
+    ``probs`` must already be renormalised. Tokens are taken in the order of ``rank_by``
+    (the logits; default: ``probs`` itself). The best-ranked token always survives.
 
     Example: top_p_cut(np.array([0.5, 0.3, 0.15, 0.05]), 0.9) -> array([False, False, False,  True])
     """
     cut = np.zeros(probs.size, dtype=bool)
     if top_p >= 1.0:
         return cut
-    order = _rank(probs)
+    order = _rank(probs if rank_by is None else np.asarray(rank_by, dtype=np.float64))
     mass_before = np.cumsum(probs[order]) - probs[order]  # probability of the better-ranked tokens
     cut[order[mass_before >= top_p]] = True  # once p is reached, everything after is dropped
     cut[order[0]] = False
@@ -173,9 +180,9 @@ def sampling_steps(
     array = _check_logits(logits)
     original = softmax(array)
     tempered = apply_temperature(array, float(temperature))
-    k_cut = top_k_cut(tempered, None if top_k is None else int(top_k))
+    k_cut = top_k_cut(array, None if top_k is None else int(top_k))  # ranked on logits, not on tempered ties
     after_k = _renormalise(tempered, k_cut)
-    p_cut = top_p_cut(after_k, float(top_p)) & ~k_cut
+    p_cut = top_p_cut(after_k, float(top_p), rank_by=np.where(k_cut, -np.inf, array)) & ~k_cut
     final = _renormalise(after_k, k_cut | p_cut)
     return SamplingSteps(
         temperature=float(temperature),

@@ -201,6 +201,22 @@ class Projection:
     mean: np.ndarray  # (d,) subtracted before projecting
 
 
+LARGE_PCA_CELLS = 4_000_000  # above this many numbers (e.g. 8k tokens x 512) the PCA is randomised
+
+
+def map_sample(vocab_size: int, keep: Sequence[int] = (), limit: int = 4000, seed: int = 0) -> list[int] | None:
+    """Token ids to draw in a 3-D map of a big vocabulary: a fixed random sample plus ``keep``.
+
+    None when the whole vocabulary is small enough to draw (``vocab_size <= limit``).
+
+    Example: len(map_sample(150_000, [5], limit=100)) -> 101 (or 100 if 5 was drawn anyway)
+    """
+    if vocab_size <= limit:
+        return None
+    drawn = np.random.default_rng(seed).choice(vocab_size, size=limit, replace=False)
+    return sorted(set(int(i) for i in drawn) | {int(i) for i in keep if 0 <= int(i) < vocab_size})
+
+
 def pca_3d(matrix: object, fit_rows: Sequence[int] | None = None) -> Projection:
     """Project rows onto the 3 directions of largest variance (scikit-learn's exact PCA).
 
@@ -234,8 +250,11 @@ def pca_3d(matrix: object, fit_rows: Sequence[int] | None = None) -> Projection:
     # "full" = exact LAPACK SVD: deterministic, and the table is small (vocab × d_model).
     # One BLAS thread: for a matrix this size, threads only fight each other (measured 10×
     # slower with two OpenBLAS threads on a busy two-core machine).
+    # A real vocabulary (50k-150k rows) uses randomised PCA: seconds instead of minutes, and
+    # seeded, so the same table always gives the same picture.
+    solver = "full" if fitted.size <= LARGE_PCA_CELLS else "randomized"
     with threadpool_limits(limits=1, user_api="blas"):
-        pca = PCA(n_components=n, svd_solver="full").fit(fitted)
+        pca = PCA(n_components=n, svd_solver=solver, random_state=0).fit(fitted)
         coords = np.zeros((rows, 3))
         coords[:, :n] = pca.transform(table)
     ratio = np.zeros(3)
@@ -273,13 +292,68 @@ def nearest_neighbours(
     if length == 0.0:
         raise ValueError("the query is a zero vector: it has no direction to compare")
     scores = _unit_rows(table) @ (vector / length)  # (rows,) cosine with every row
-    keep = np.ones(table.shape[0], dtype=bool)
+    return _top_k(scores, int(k), exclude)
+
+
+def _top_k(scores: np.ndarray, k: int, exclude: Sequence[int] = ()) -> list[Neighbour]:
+    """The k highest scores outside ``exclude`` (ties: lower id first), without sorting every row.
+
+    Exact: every row scoring at least the (k + len(exclude))-th best is a candidate, so ties
+    at the cut are all kept before the final ordered pick.
+    """
+    keep = np.ones(scores.shape[0], dtype=bool)
     for token_id in exclude:
         if 0 <= int(token_id) < keep.size:
             keep[int(token_id)] = False
+    wanted = k + len(exclude)
+    if wanted < scores.shape[0]:
+        cut = np.partition(scores, scores.shape[0] - wanted)[scores.shape[0] - wanted]
+        keep &= scores >= cut
     candidates = np.flatnonzero(keep)
-    order = candidates[np.lexsort((candidates, -scores[candidates]))][: int(k)]
+    order = candidates[np.lexsort((candidates, -scores[candidates]))][:k]
     return [Neighbour(int(i), float(np.clip(scores[i], -1.0, 1.0))) for i in order]
+
+
+class CosineIndex:
+    """Unit-length rows of a table, made once: neighbours and analogies cost one mat-vec each.
+
+    For a real vocabulary (150k x 896) re-normalising the table on every question would copy
+    a gigabyte; this keeps one normalised copy (float32 for big tables, float64 otherwise, so
+    small tables give exactly what ``neighbours_of_token`` / ``analogy`` give).
+
+    Example: CosineIndex(np.eye(3)).neighbours_of_token(0, k=1)[0].cosine -> 0.0
+    """
+
+    def __init__(self, matrix: object) -> None:
+        array = np.asarray(matrix)
+        dtype = np.float64 if array.size <= LARGE_PCA_CELLS else np.float32
+        table = np.asarray(array, dtype=dtype)
+        if table.ndim != 2 or table.shape[0] == 0 or table.shape[1] == 0:
+            raise ValueError(f"embedding matrix must be a non-empty 2-D table, got shape {table.shape}")
+        if not np.isfinite(table).all():
+            raise ValueError("embedding matrix contains NaN or infinity")
+        self.unit = _unit_rows(table)
+        self.unit.flags.writeable = False
+
+    def nearest(self, query: object, k: int = 10, exclude: Sequence[int] = ()) -> list[Neighbour]:
+        vector = as_vector(query, "query vector")
+        if vector.size != self.unit.shape[1]:
+            raise ValueError(f"the query has {vector.size} numbers but the rows have {self.unit.shape[1]}")
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+            raise ValueError(f"k must be a positive whole number, got {k!r}")
+        length = float(np.linalg.norm(vector))
+        if length == 0.0:
+            raise ValueError("the query is a zero vector: it has no direction to compare")
+        return _top_k(self.unit @ (vector / length).astype(self.unit.dtype), int(k), exclude)
+
+    def neighbours_of_token(self, token_id: int, k: int = 10) -> list[Neighbour]:
+        return self.nearest(_row(self.unit, token_id), k=k, exclude=[int(token_id)])
+
+    def analogy(self, a: int, b: int, c: int, k: int = 5) -> list[Neighbour]:
+        query = _row(self.unit, a).astype(np.float64) - _row(self.unit, b) + _row(self.unit, c)
+        if float(np.linalg.norm(query)) == 0.0:
+            raise ValueError("a − b + c is the zero vector here (for example a = b and c is zero); pick other tokens")
+        return self.nearest(query, k=k, exclude=[int(a), int(b), int(c)])
 
 
 def _row(table: np.ndarray, token_id: int) -> np.ndarray:

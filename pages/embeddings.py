@@ -14,6 +14,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+import ui.charts.common as draw
+
 from core import vectors
 from core.prompt import PromptProblem
 from ui.charts.common import bar_chart
@@ -27,8 +29,11 @@ from ui.charts.vectors import (
     similarity_by_stage,
 )
 from ui.i18n import load_strings, t
+from ui import state
 from ui.page import setup
-from ui.resources import get_model, run_prompt, run_prompt_or_stop
+from ui.precompute import EMBEDDINGS_TABLE, TableView, embeddings_table
+from ui.resources import get_model, is_foreign, memo, run_prompt, run_prompt_or_stop, shared
+from ui.text import escape_markdown
 from ui.tokens import display_token
 
 PAGE = "embeddings"
@@ -41,36 +46,9 @@ CONTEXT_PRESETS = ("capital", "coref")  # the capital pair diverges most clearly
 # --- cached, per model ---------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class TableView:
-    """The whole token-embedding table and what is derived from it once per model."""
-
-    matrix: np.ndarray  # (vocab, d_model)
-    projection: vectors.Projection  # directions fitted to every row
-    projection_categories: vectors.Projection  # directions fitted to the category words only
-    labels: list[str]  # display form of every token, by id
-    vocab: list[str]  # raw token strings, by id
-    categories: list[str | None]  # category key of every token (None = other)
-
-
-@st.cache_resource(show_spinner=False)
 def table_view(model_name: str) -> TableView:
-    """PCA of the full table, computed once per model and shared by every session (read-only)."""
-    from core.corpus import category_words
-
-    loaded = get_model(model_name)
-    matrix = loaded.model.embedding_matrix()
-    vocab = loaded.tokenizer.vocab()
-    categories = vectors.token_categories(vocab, category_words(None))
-    words = [i for i, category in enumerate(categories) if category is not None]
-    return TableView(
-        matrix=matrix,
-        projection=vectors.pca_3d(matrix),
-        projection_categories=vectors.pca_3d(matrix, fit_rows=words) if len(words) >= 3 else vectors.pca_3d(matrix),
-        labels=[display_token(token) for token in vocab],
-        vocab=vocab,
-        categories=categories,
-    )
+    """PCA of the full table, computed once per model at its load and shared by every session (read-only)."""
+    return shared(model_name, EMBEDDINGS_TABLE) or shared(model_name, EMBEDDINGS_TABLE + ".on_demand", embeddings_table)
 
 
 @st.cache_resource(show_spinner=False)
@@ -85,22 +63,25 @@ def capitals() -> dict[str, str]:
     return pairs
 
 
-@st.cache_data(max_entries=256, show_spinner=False)
+def cosine_index(model_name: str) -> vectors.CosineIndex:
+    """Unit-length embedding rows, made once per model (a 150k-token table is not re-normalised per question)."""
+    return shared(model_name, "embeddings.cosine_index", lambda _loaded: vectors.CosineIndex(table_view(model_name).matrix))
+
+
+@memo(maxsize=256)
 def neighbours(model_name: str, token_id: int, k: int) -> list[vectors.Neighbour]:
-    return vectors.neighbours_of_token(table_view(model_name).matrix, token_id, k=k)
+    return cosine_index(model_name).neighbours_of_token(token_id, k=k)
 
 
-@st.cache_data(max_entries=256, show_spinner=False)
+@memo(maxsize=256)
 def analogy(model_name: str, a: int, b: int, c: int, k: int) -> list[vectors.Neighbour]:
-    return vectors.analogy(table_view(model_name).matrix, a, b, c, k=k).neighbours
+    return cosine_index(model_name).analogy(a, b, c, k=k)
 
 
 # --- small formatting helpers --------------------------------------------------------------
 
 
-def md_escape(text: str) -> str:
-    """User text inside Markdown: every character that Markdown or KaTeX would interpret is escaped."""
-    return "".join("\\" + ch if ch in "\\`*_{}[]()<>#+-.!|$~" else ch for ch in text)
+md_escape = escape_markdown  # user text inside Markdown (ui.text: the one escaping helper)
 
 
 def category_name(key: str) -> str:
@@ -113,6 +94,18 @@ def category_names(view: TableView) -> dict[str, str]:
     present = [c for c in CATEGORY_ORDER if c in set(view.categories)]
     present += sorted({c for c in view.categories if c is not None} - set(present))
     return {key: category_name(key) for key in present}
+
+
+MAX_TOKEN_OPTIONS = 5000  # a 150k-token vocabulary in one select box would send megabytes per rerun
+
+
+def token_choices(view: TableView, must: list[int]) -> list[int] | range:
+    """Token ids a picker offers: all of a small vocabulary; else a fixed sample, the category
+    words and ``must`` (the prompt's tokens, the defaults)."""
+    if len(view.labels) <= MAX_TOKEN_OPTIONS:
+        return range(len(view.labels))
+    words = [i for i, c in enumerate(view.categories) if c is not None]
+    return vectors.map_sample(len(view.labels), [*must, *words], limit=MAX_TOKEN_OPTIONS) or range(len(view.labels))
 
 
 def token_option(view: TableView):
@@ -146,7 +139,8 @@ st.caption(t("embeddings.lookup.params_caption", vocab=f"{cfg.vocab_size:,}", d=
            + (" " + t("embeddings.lookup.tied") if cfg.tie_embeddings else ""))
 
 token_labels = [f"{i}·{display_token(tok)}" for i, tok in enumerate(run.tokens)]
-embed_rows = table_view(ctx.model_name).matrix[run.ids]  # the table's own rows, exactly as stored
+with st.spinner(t("embeddings.loading.table")):  # the first visit fits the PCA of the whole table
+    embed_rows = table_view(ctx.model_name).matrix[run.ids]  # the table's own rows, exactly as stored
 left, right = st.columns([1, 3])
 with left:
     st.dataframe(
@@ -160,7 +154,7 @@ with left:
         key="embeddings_lookup_ids",
     )
 with right:
-    st.plotly_chart(
+    draw.plotly(
         matrix_heatmap(
             embed_rows,
             title=t("embeddings.lookup.heatmap_title", n=len(run.ids), d=cfg.d_model),
@@ -183,9 +177,9 @@ st.markdown(t("embeddings.lab.explain"))
 @st.fragment
 def similarity_lab(lang: str) -> None:
     word_col, dims = t("embeddings.lab.col_word"), [f"x{j + 1}" for j in range(LAB_DIMS)]
-    seeds = (("embeddings.word.apple", [0.8, 0.2, 0.1]), ("embeddings.word.banana", [0.7, 0.3, 0.1]),
-             ("embeddings.word.plane", [0.1, 0.8, 0.8]))
-    start = pd.DataFrame([{word_col: t(key), **dict(zip(dims, values))} for key, values in seeds])
+    # The table is a durable value (ui.state): edits survive a page change and travel in the link.
+    rows = state.get("embeddings_lab_rows")
+    start = pd.DataFrame([{word_col: row[0], **dict(zip(dims, row[1:]))} for row in rows])
     edited = st.data_editor(
         start,
         key=f"embeddings_lab_vectors_{lang}",  # one table per language: the words differ
@@ -198,27 +192,42 @@ def similarity_lab(lang: str) -> None:
                                                 required=True) for d in dims},
         },
     )
-    normalise = st.toggle(t("embeddings.lab.normalise"), key="embeddings_lab_normalise",
+    normalise = st.toggle(t("embeddings.lab.normalise"), **state.bind("embeddings_lab_normalise"),
                           help=t("embeddings.lab.normalise_help"))
 
     names = [str(n).strip() if isinstance(n, str) and str(n).strip() else f"#{i + 1}"
              for i, n in enumerate(edited[word_col])]
     if len(set(names)) < len(names):  # the table keys vectors by name: keep each row distinct
         names = [f"{n} ({i + 1})" for i, n in enumerate(names)]
-    raw = edited[dims].to_numpy(dtype=float)
+    try:  # the browser bounds the cells, but a crafted message can send anything: check here too
+        raw = edited[dims].to_numpy(dtype=float)
+    except (TypeError, ValueError):
+        raw = np.full((len(names), LAB_DIMS), np.nan)
     if not np.isfinite(raw).all():
         st.warning(t("embeddings.lab.missing_value"))
+        return
+    if np.abs(raw).max() > LAB_LIMIT:
+        st.warning(t("embeddings.lab.too_large", limit=f"{LAB_LIMIT:,.0f}"))
+        return
+    words = [n if isinstance(n, str) else "" for n in edited[word_col]]
+    now = [[w[:20], *map(float, r)] for w, r in zip(words, raw)]
+    if now != rows:  # keep the student's edits (checked) for the next visit and the link
+        state.put("embeddings_lab_rows", now)
+        state.sync_url()
+    zero = [n for n, r in zip(names, raw) if not np.any(r)]
+    if zero:
+        st.warning(t("embeddings.lab.zero_vector", word=md_escape(zero[0])))
         return
     try:
         pairs = vectors.pairwise_measures(dict(zip(names, raw)), normalise=normalise)
         shown = {n: (vectors.l2_normalise(r) if normalise else r) for n, r in zip(names, raw)}
-    except ValueError as err:
-        st.warning(t("embeddings.lab.bad_vectors", detail=str(err)))
+    except ValueError:  # nothing else is expected; say so in the page's language, without English detail
+        st.warning(t("embeddings.lab.bad_vectors"))
         return
 
     left, right = st.columns([3, 2])
     with left:
-        st.plotly_chart(
+        draw.plotly(
             arrows_from_origin(
                 shown,
                 title=t("embeddings.lab.arrows_title_unit" if normalise else "embeddings.lab.arrows_title"),
@@ -245,7 +254,7 @@ def similarity_lab(lang: str) -> None:
         if normalise:
             grid = np.linspace(-1, 1, 81)
             curve = [(float(c), vectors.unit_distance_from_cosine(float(c))) for c in grid]
-        st.altair_chart(
+        draw.altair(
             distance_vs_cosine(
                 [(f"{p.first}–{p.second}", p.cosine, p.distance) for p in pairs], curve,
                 title=t("embeddings.lab.scatter_title"),
@@ -279,11 +288,14 @@ similarity_lab(ctx.lang)
 # --- 3. the model's whole table in 3-D --------------------------------------------------------
 st.header(t("embeddings.map.header"))
 st.markdown(t("embeddings.map.explain", vocab=f"{cfg.vocab_size:,}", d=cfg.d_model))
+if is_foreign(ctx.model_name):  # a teacher's checkpoint never saw the textbook example's world
+    st.info(t("foreign.tiny_world", name=ctx.model_name))
 
 
 @st.fragment
 def semantic_map(model_name: str, prompt_ids: list[int], prompt_tokens: list[str]) -> None:
-    view = table_view(model_name)
+    with st.spinner(t("embeddings.loading.table")):  # the first visit fits the PCA of the whole table
+        view = table_view(model_name)
     names = category_names(view)
     present = list(names)
     controls = st.columns([3, 1])
@@ -299,7 +311,8 @@ def semantic_map(model_name: str, prompt_ids: list[int], prompt_tokens: list[str
                    format_func=fit_labels.__getitem__, help=t("embeddings.map.fit_help"))
     projection = view.projection if fit == "all" else view.projection_categories
     ratio = projection.explained_variance_ratio
-    st.plotly_chart(
+    shown = vectors.map_sample(len(view.labels), [*prompt_ids, *(i for i, c in enumerate(view.categories) if c)])
+    draw.plotly(
         embedding_map_3d(
             projection.coords, view.labels, view.categories, names, ratio,
             text=MapText(
@@ -313,10 +326,13 @@ def semantic_map(model_name: str, prompt_ids: list[int], prompt_tokens: list[str
             show_other=not only_categories,
             highlight_ids=prompt_ids,
             highlight_labels=[display_token(tok) for tok in prompt_tokens],
+            shown_ids=shown,
         ),
         width="stretch",
         key="embeddings_map_chart",
     )
+    if shown is not None:  # a real vocabulary: a fixed sample plus the prompt's tokens
+        st.caption(t("foreign.pca_sample", vocab=f"{len(view.labels):,}", sample=f"{len(shown):,}"))
     variance_key = "embeddings.map.variance" if fit == "all" else "embeddings.map.variance_categories"
     st.caption(t(variance_key, pc1=f"{100 * ratio[0]:.1f}%", pc2=f"{100 * ratio[1]:.1f}%",
                  pc3=f"{100 * ratio[2]:.1f}%", total=f"{100 * ratio.sum():.1f}%", d=view.matrix.shape[1]))
@@ -332,22 +348,24 @@ semantic_map(ctx.model_name, list(run.ids), list(run.tokens))
 @st.fragment
 def nearest(model_name: str, prompt_ids: list[int]) -> None:
     """Nearest neighbours of one token."""
-    view = table_view(model_name)
+    with st.spinner(t("embeddings.loading.table")):  # the first visit fits the PCA of the whole table
+        view = table_view(model_name)
     names = category_names(view)
     st.subheader(t("embeddings.nn.header"))
     fmt = token_option(view)
     first_with_category = next((i for i in prompt_ids if view.categories[i] is not None), prompt_ids[-1])
     left, right = st.columns([1, 2])
     with left:
-        token_id = st.selectbox(t("embeddings.nn.token"), range(len(view.labels)), index=first_with_category,
+        choices = token_choices(view, prompt_ids)
+        token_id = st.selectbox(t("embeddings.nn.token"), choices, index=choices.index(first_with_category),
                                 format_func=fmt, key="embeddings_nn_token")
-        k = st.slider(t("embeddings.nn.k"), min_value=3, max_value=30, value=10, key="embeddings_nn_k")
+        k = st.slider(t("embeddings.nn.k"), min_value=3, max_value=30, **state.bind("embeddings_nn_k"))
         own = view.categories[token_id]
         st.caption(t("embeddings.nn.category", category=names.get(own, t("embeddings.map.other")) if own
                      else t("embeddings.map.other")))
     found = neighbours(model_name, int(token_id), int(k))
     with right:
-        st.altair_chart(
+        draw.altair(
             bar_chart(
                 [fmt(n.token_id) for n in found], [n.cosine for n in found],
                 title=t("embeddings.nn.title", token=view.labels[token_id], k=k),
@@ -363,23 +381,25 @@ nearest(ctx.model_name, list(run.ids))
 @st.fragment
 def analogies(model_name: str) -> None:
     """Analogy arithmetic a − b + c."""
-    view = table_view(model_name)
+    with st.spinner(t("embeddings.loading.table")):  # the first visit fits the PCA of the whole table
+        view = table_view(model_name)
     fmt = token_option(view)
     st.subheader(t("embeddings.analogy.header"))
     st.markdown(t("embeddings.analogy.explain"))
     defaults = [default_token(view, f"embeddings.analogy.default_{x}", fallback) for x, fallback in
                 (("a", 1), ("b", 2), ("c", 3))]
     picks = st.columns(3)
-    a = picks[0].selectbox("a", range(len(view.labels)), index=defaults[0], format_func=fmt, key="embeddings_analogy_a")
-    b = picks[1].selectbox("b", range(len(view.labels)), index=defaults[1], format_func=fmt, key="embeddings_analogy_b")
-    c = picks[2].selectbox("c", range(len(view.labels)), index=defaults[2], format_func=fmt, key="embeddings_analogy_c")
+    choices = token_choices(view, defaults)
+    a = picks[0].selectbox("a", choices, index=choices.index(defaults[0]), format_func=fmt, key="embeddings_analogy_a")
+    b = picks[1].selectbox("b", choices, index=choices.index(defaults[1]), format_func=fmt, key="embeddings_analogy_b")
+    c = picks[2].selectbox("c", choices, index=choices.index(defaults[2]), format_func=fmt, key="embeddings_analogy_c")
     try:
         result = analogy(model_name, int(a), int(b), int(c), 8)
-    except ValueError as err:
-        st.warning(t("embeddings.analogy.bad", detail=str(err)))
+    except ValueError:
+        st.warning(t("embeddings.analogy.bad"))
         return
     expression = f"{view.labels[a]} − {view.labels[b]} + {view.labels[c]}"
-    st.altair_chart(
+    draw.altair(
         bar_chart(
             [fmt(n.token_id) for n in result], [n.cosine for n in result],
             title=t("embeddings.analogy.title", expression=expression),
@@ -431,7 +451,8 @@ def contextual(model_name: str, lang: str, n_layer: int) -> None:
     runs, spans = [], []
     for key in ("embeddings_context_a", "embeddings_context_b"):
         try:
-            one = run_prompt(model_name, st.session_state[key])
+            with st.spinner(t("embeddings.loading.context")):
+                one = run_prompt(model_name, st.session_state[key])
         except PromptProblem as problem:
             st.warning(t(f"prompt.problem.{problem.code}"))
             return
@@ -450,10 +471,11 @@ def contextual(model_name: str, lang: str, n_layer: int) -> None:
         message = "embeddings.context.single" if span.single_token else "embeddings.context.multi"
         st.caption(t(message, prompt=label, token=md_escape(token), pos=span.last, n=span.last - span.first + 1))
 
-    result = vectors.contextual_similarity(runs[0].trace, runs[1].trace, spans[0].last, spans[1].last, n_layer)
+    with st.spinner(t("embeddings.loading.context")):
+        result = vectors.contextual_similarity(runs[0].trace, runs[1].trace, spans[0].last, spans[1].last, n_layer)
     stage_labels = [t(f"embeddings.context.stage.{r.stage}", layer=r.layer) if r.layer is not None
                     else t(f"embeddings.context.stage.{r.stage}") for r in result]
-    st.altair_chart(
+    draw.altair(
         similarity_by_stage(stage_labels, [r.cosine for r in result],
                             title=t("embeddings.context.title", word=word.strip()),
                             x_title=t("embeddings.context.stage_axis"), y_title=t("embeddings.lab.col_cosine")),

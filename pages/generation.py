@@ -53,11 +53,13 @@ from ui.charts.output import (
     top5_chart,
     two_series_line_chart,
 )
-from ui.i18n import t
+from ui.i18n import t, translate
 from ui.state import bind_clamped as bound
 from ui.state import commit_to as commit
+from ui import state as durable
 from ui.page import setup
 from ui.resources import get_model, run_prompt_or_stop
+from ui.text import escape_markdown
 
 PAGE = "generation"
 MAX_NEW_TOKENS = 64
@@ -108,13 +110,13 @@ def reset_generation(signature: tuple, reason: str | None, fresh_state: dict[str
 
 def on_preset_change(live: ModelPreset) -> None:
     """Fill the calculator's inputs from the chosen preset (``live``: this app's model)."""
-    choice = st.session_state["generation_kv_preset"]
-    values = live if choice == LIVE_MODEL_PRESET else MODEL_PRESETS[choice]
-    st.session_state["generation_kv_layers"] = values.n_layer
-    st.session_state["generation_kv_heads"] = values.n_head
-    st.session_state["generation_kv_kv_heads"] = values.n_kv_head
-    st.session_state["generation_kv_head_dim"] = values.d_head
-    st.session_state["generation_kv_tokens"] = values.n_tokens
+    choice = durable.get("generation_kv_preset")  # checked: a crafted name falls back with a note
+    values = live if choice == LIVE_MODEL_PRESET else MODEL_PRESETS.get(choice, MODEL_PRESETS[DEFAULT_PRESET])
+    durable.put("generation_kv_layers", values.n_layer)
+    durable.put("generation_kv_heads", values.n_head)
+    durable.put("generation_kv_kv_heads", values.n_kv_head)
+    durable.put("generation_kv_head_dim", values.d_head)
+    durable.put("generation_kv_tokens", values.n_tokens)
 
 
 ctx = setup(PAGE)
@@ -127,304 +129,328 @@ model, tokenizer, cfg = loaded.model, loaded.tokenizer, loaded.config
 eos_id = tokenizer.eot_id
 warm_up(ctx.model_name)
 
-# --- controls ---------------------------------------------------------------------------------
-st.header(t("generation.head.loop"))
-st.markdown(t("generation.loop.explain"))
-c1, c2, c3, c4 = st.columns(4)
-with c1:
-    wkey = bound("sampling_temperature", "generation_temperature", (0.0, 3.0))
-    st.slider(t("generation.temperature"), min_value=0.0, max_value=3.0, step=0.05, key=wkey,
-              on_change=commit("sampling_temperature", wkey), help=t("generation.temperature.help"))
-with c2:
-    wkey = bound("sampling_top_k", "generation_top_k", (0, cfg.vocab_size))
-    st.number_input(t("generation.top_k"), min_value=0, max_value=cfg.vocab_size, step=1, key=wkey,
-                    on_change=commit("sampling_top_k", wkey), help=t("generation.top_k.help"))
-with c3:
-    wkey = bound("sampling_top_p", "generation_top_p", (0.05, 1.0))
-    st.slider(t("generation.top_p"), min_value=0.05, max_value=1.0, step=0.05, key=wkey,
-              on_change=commit("sampling_top_p", wkey))
-with c4:
-    max_new = st.slider(t("generation.max_new"), min_value=1, max_value=MAX_NEW_TOKENS, value=20, step=1,
-                        key="generation_max_new", help=t("generation.max_new.help"))
+# Two fragments: the generation (its knobs and buttons rerun only it) and the memory calculator.
 
-temperature = float(st.session_state["sampling_temperature"])
-top_k = int(st.session_state["sampling_top_k"])
-top_p = float(st.session_state["sampling_top_p"])
-try:
-    settings = GenerationSettings(temperature=temperature, top_k=top_k or None, top_p=top_p,
-                                  seed=ctx.seed, max_new_tokens=int(max_new))
-    fresh = start_generation(model, run.ids, settings)
-except ValueError as problem:
-    settings, fresh = None, None
-    st.warning(t("generation.cannot_start", detail=str(problem)))
 
-signature = (ctx.model_name, tuple(run.ids), temperature, top_k, top_p, ctx.seed, int(max_new))
-if st.session_state.get("gen_signature") != signature:
-    had_steps = bool(st.session_state.get("gen_steps"))
-    reset_generation(signature, "changed" if had_steps else None, fresh.to_dict() if fresh is not None else None)
+@st.fragment
+def generation_section() -> None:
+    """Knobs, Next / Run / Reset, the text so far and the KV cache of this run."""
+    # --- controls ---------------------------------------------------------------------------------
+    st.header(t("generation.head.loop"))
+    st.markdown(t("generation.loop.explain"))
+    c1, c2, c3, c4 = st.columns(4)
+    with c1:
+        wkey = bound("sampling_temperature", "generation_temperature", (0.0, 3.0))
+        st.slider(t("generation.temperature"), min_value=0.0, max_value=3.0, step=0.05, key=wkey,
+                  on_change=commit("sampling_temperature", wkey), help=t("generation.temperature.help"))
+    with c2:
+        wkey = bound("sampling_top_k", "generation_top_k", (0, cfg.vocab_size))
+        st.number_input(t("generation.top_k"), min_value=0, max_value=cfg.vocab_size, step=1, key=wkey,
+                        on_change=commit("sampling_top_k", wkey), help=t("generation.top_k.help"))
+    with c3:
+        wkey = bound("sampling_top_p", "generation_top_p", (0.05, 1.0))
+        st.slider(t("generation.top_p"), min_value=0.05, max_value=1.0, step=0.05, key=wkey,
+                  on_change=commit("sampling_top_p", wkey))
+    with c4:
+        max_new = st.slider(t("generation.max_new"), min_value=1, max_value=MAX_NEW_TOKENS, step=1,
+                            **durable.bind("generation_max_new"), help=t("generation.max_new.help"))
 
-b1, b2, b3, _ = st.columns([1, 1, 1, 3])
-finished = fresh is None or GenerationState.from_dict(st.session_state["gen_state"]).finished
-next_clicked = b1.button(t("generation.next"), key="generation_next", disabled=finished, type="primary")
-run_clicked = b2.button(t("generation.run", n=max_new), key="generation_run", disabled=finished)
-b3.button(t("generation.reset"), key="generation_reset", on_click=reset_generation,
-          args=(signature, None, fresh.to_dict() if fresh is not None else None))
-
-if (next_clicked or run_clicked) and not finished:
-    state = GenerationState.from_dict(st.session_state["gen_state"])
-    cache: KVCache | None = None  # a click's first step rebuilds it from the ids (untimed)
-    progress = st.progress(0.0, text=t("generation.progress", done=0, total=max_new)) if run_clicked else None
+    temperature = float(st.session_state["sampling_temperature"])
+    top_k = int(st.session_state["sampling_top_k"])
+    top_p = float(st.session_state["sampling_top_p"])
     try:
-        while not state.finished:
-            state, report, cache = generation_step(model, state, eos_id, cache)
-            st.session_state["gen_steps"].append(record(report))
-            st.session_state["gen_state"] = state.to_dict()
-            if progress is not None:
-                done = len(state.generated_ids)
-                progress.progress(min(1.0, done / max_new), text=t("generation.progress", done=done, total=max_new))
-            if next_clicked:
-                break
-    except ValueError as problem:
-        st.error(t("generation.step_failed", detail=str(problem)))
-    if progress is not None:
-        progress.empty()
-    st.session_state["gen_notice"] = None
-    if state.finished:
-        st.rerun()  # the buttons above were drawn before the stop: redraw them disabled
+        settings = GenerationSettings(temperature=temperature, top_k=top_k or None, top_p=top_p,
+                                      seed=ctx.seed, max_new_tokens=int(max_new))
+        fresh = start_generation(model, run.ids, settings)
+    except ValueError:  # said by cause in the page's language (the core's message is English)
+        settings, fresh = None, None
+        if len(run.ids) >= cfg.n_ctx:
+            st.warning(t("generation.cannot_start.context_full", n=len(run.ids), n_ctx=cfg.n_ctx))
+        else:
+            st.warning(t("generation.cannot_start"))
 
-if st.session_state.get("gen_notice") == "changed":
-    st.info(t("generation.reset_notice"))
+    signature = (ctx.model_name, tuple(run.ids), temperature, top_k, top_p, ctx.seed, int(max_new))
+    if st.session_state.get("gen_signature") != signature:
+        had_steps = bool(st.session_state.get("gen_steps"))
+        reset_generation(signature, "changed" if had_steps else None, fresh.to_dict() if fresh is not None else None)
 
-steps: list[dict[str, Any]] = st.session_state.get("gen_steps", [])
-gen_state = GenerationState.from_dict(st.session_state["gen_state"]) if fresh is not None else None
+    b1 = b2 = b3 = st.container(horizontal=True, gap="small", key="generation_buttons")  # one row, also on a phone
+    finished = fresh is None or GenerationState.from_dict(st.session_state["gen_state"]).finished
+    next_clicked = b1.button(t("generation.next"), key="generation_next", disabled=finished, type="primary")
+    run_clicked = b2.button(t("generation.run", n=max_new), key="generation_run", disabled=finished)
+    b3.button(t("generation.reset"), key="generation_reset", on_click=reset_generation,
+              args=(signature, None, fresh.to_dict() if fresh is not None else None))
 
-# --- the text so far ----------------------------------------------------------------------------
-if gen_state is not None:
-    generated = list(gen_state.generated_ids)
-    st.markdown(t("generation.text_so_far", steps=len(generated)))
-    st.code(tokenizer.decode(gen_state.ids), language=None, wrap_lines=True)
-    if generated:
-        st.caption(t("generation.new_tokens", tokens=" · ".join(token_labels(tokenizer, generated))))
-    reason = gen_state.stop_reason
-    if reason == STOP_EOS:
-        st.success(t("generation.stop.eos"))
-    elif reason == STOP_MAX_NEW_TOKENS:
-        st.success(t("generation.stop.max", n=max_new))
-    elif reason == STOP_CONTEXT_FULL:
-        st.warning(t("generation.stop.context", n_ctx=cfg.n_ctx))
-    elif not generated:
-        st.caption(t("generation.press_next"))
+    if (next_clicked or run_clicked) and not finished:
+        state = GenerationState.from_dict(st.session_state["gen_state"])
+        cache: KVCache | None = None  # a click's first step rebuilds it from the ids (untimed)
+        progress = st.progress(0.0, text=t("generation.progress", done=0, total=max_new)) if run_clicked else None
+        try:
+            while not state.finished:
+                state, report, cache = generation_step(model, state, eos_id, cache)
+                st.session_state["gen_steps"].append(record(report))
+                st.session_state["gen_state"] = state.to_dict()
+                if progress is not None:
+                    done = len(state.generated_ids)
+                    progress.progress(min(1.0, done / max_new), text=t("generation.progress", done=done, total=max_new))
+                if next_clicked:
+                    break
+        except ValueError:
+            st.error(t("generation.step_failed"))
+        if progress is not None:
+            progress.empty()
+        st.session_state["gen_notice"] = None
+        if state.finished:
+            st.rerun()  # the buttons above were drawn before the stop: redraw them disabled
 
-if steps:
-    latest = steps[-1]
-    top_ids = [i for i, _ in latest["top5"]]
-    top_labels = token_labels(tokenizer, top_ids)
-    chosen_label = token_labels(tokenizer, [latest["token_id"]])[0]
-    if chosen_label not in top_labels:  # a draw from outside the top 5 (possible at high T)
-        top_labels.append(chosen_label)
-        top_ids.append(latest["token_id"])
-    top_probs = [p for _, p in latest["top5"]] + ([latest["prob"]] if len(top_ids) > len(latest["top5"]) else [])
-    left, right = st.columns([2, 3])
-    with left:
+    if st.session_state.get("gen_notice") == "changed":
+        st.info(t("generation.reset_notice"))
+
+    steps: list[dict[str, Any]] = st.session_state.get("gen_steps", [])
+    gen_state = GenerationState.from_dict(st.session_state["gen_state"]) if fresh is not None else None
+
+    # --- the text so far ----------------------------------------------------------------------------
+    if gen_state is not None:
+        generated = list(gen_state.generated_ids)
+        st.markdown(t("generation.text_so_far", steps=len(generated)))
+        st.code(tokenizer.decode(gen_state.ids), language=None, wrap_lines=True)
+        if generated:
+            st.caption(t("generation.new_tokens", tokens=" · ".join(escape_markdown(x) for x in token_labels(tokenizer, generated))))
+        reason = gen_state.stop_reason
+        if reason == STOP_EOS:
+            st.success(t("generation.stop.eos"))
+        elif reason == STOP_MAX_NEW_TOKENS:
+            st.success(t("generation.stop.max", n=max_new))
+        elif reason == STOP_CONTEXT_FULL:
+            st.warning(t("generation.stop.context", n_ctx=cfg.n_ctx))
+        elif not generated:
+            st.caption(t("generation.press_next"))
+
+    if steps:
+        latest = steps[-1]
+        top_ids = [i for i, _ in latest["top5"]]
+        top_labels = token_labels(tokenizer, top_ids)
+        chosen_label = token_labels(tokenizer, [latest["token_id"]])[0]
+        if chosen_label not in top_labels:  # a draw from outside the top 5 (possible at high T)
+            top_labels.append(chosen_label)
+            top_ids.append(latest["token_id"])
+        top_probs = [p for _, p in latest["top5"]] + ([latest["prob"]] if len(top_ids) > len(latest["top5"]) else [])
+        left, right = st.columns([2, 3])
+        with left:
+            show(
+                top5_chart(top_labels, top_probs, chosen_label,
+                           title=t("generation.chart.top5.title", step=latest["step"]),
+                           x_title=t("generation.axis.prob"), y_title=t("generation.axis.token"),
+                           chosen_title=t("generation.legend.kind"), chosen_name=t("generation.legend.chosen"),
+                           other_name=t("generation.legend.other")),
+            )
+        with right:
+            step_ids = [s["token_id"] for s in steps]
+            labels = token_labels(tokenizer, step_ids)
+            alternatives = [", ".join(f"{lab} {p:.2f}" for lab, (_, p) in zip(token_labels(tokenizer, [i for i, _ in s["top5"]]), s["top5"]))
+                            for s in steps]
+            show(
+                timeline_chart([s["step"] for s in steps], labels, [s["prob"] for s in steps], alternatives,
+                               title=t("generation.chart.timeline.title"), x_title=t("generation.axis.step"),
+                               y_title=t("generation.axis.chosen_prob"), token_title=t("generation.axis.token"),
+                               alternatives_title=t("generation.axis.top5")),
+            )
+
+    # --- the KV cache -------------------------------------------------------------------------------
+    st.header(t("generation.head.cache"))
+    st.markdown(t("generation.cache.explain"))
+    if steps:
+        latest = steps[-1]
+        n_layer = latest["n_layer"]
+        m = st.columns(4)
+        m[0].metric(t("generation.metric.cache_len"), f"{latest['cache_len'][0]}",
+                    help=t("generation.metric.cache_len.help", n_layer=n_layer))
+        m[1].metric(t("generation.metric.kv_cached"), f"{latest['kv_total_cached']:,}",
+                    help=t("generation.metric.kv.help", total=f"{latest['kv_total_cached'] * n_layer:,}", n_layer=n_layer))
+        m[2].metric(t("generation.metric.kv_uncached"), f"{latest['kv_total_uncached']:,}",
+                    help=t("generation.metric.kv.help", total=f"{latest['kv_total_uncached'] * n_layer:,}", n_layer=n_layer))
+        m[3].metric(t("generation.metric.ms"), f"{latest['ms_cached']:.2f} / {latest['ms_recompute']:.2f}",
+                    help=t("generation.metric.ms.help"))
+        st.caption(t("generation.cache.diff", diff=f"{max(s['logit_diff'] for s in steps):.2e}"))
+
+        step_numbers = [s["step"] for s in steps]
+        cache_matrix = np.array([s["cache_len"] for s in steps]).T  # (layer, step)
         show(
-            top5_chart(top_labels, top_probs, chosen_label,
-                       title=t("generation.chart.top5.title", step=latest["step"]),
-                       x_title=t("generation.axis.prob"), y_title=t("generation.axis.token"),
-                       chosen_title=t("generation.legend.kind"), chosen_name=t("generation.legend.chosen"),
-                       other_name=t("generation.legend.other")),
+            heatmap(cache_matrix, [t("generation.layer", layer=L) for L in range(cache_matrix.shape[0])],
+                    [str(s) for s in step_numbers], title=t("generation.chart.cache.title"),
+                    x_title=t("generation.axis.step"), y_title=t("generation.axis.layer"),
+                    value_title=t("generation.axis.cache_len"), value_format=".0f", show_values=len(steps) <= 32),
         )
-    with right:
-        step_ids = [s["token_id"] for s in steps]
-        labels = token_labels(tokenizer, step_ids)
-        alternatives = [", ".join(f"{lab} {p:.2f}" for lab, (_, p) in zip(token_labels(tokenizer, [i for i, _ in s["top5"]]), s["top5"]))
-                        for s in steps]
+        left, right = st.columns(2)
+        with left:
+            show(
+                two_series_line_chart(
+                    step_numbers,
+                    {t("generation.legend.with_cache"): [s["kv_total_cached"] for s in steps],
+                     t("generation.legend.without_cache"): [s["kv_total_uncached"] for s in steps]},
+                    [CACHED_COLOR, RECOMPUTE_COLOR],
+                    title=t("generation.chart.kv.title"), x_title=t("generation.axis.step"),
+                    y_title=t("generation.axis.kv_total"), series_title=t("generation.legend.mode"),
+                ),
+            )
+        with right:
+            show(
+                two_series_line_chart(
+                    step_numbers,
+                    {t("generation.legend.with_cache"): [s["ms_cached"] for s in steps],
+                     t("generation.legend.recompute"): [s["ms_recompute"] for s in steps]},
+                    [CACHED_COLOR, RECOMPUTE_COLOR],
+                    title=t("generation.chart.ms.title"), x_title=t("generation.axis.step"),
+                    y_title=t("generation.axis.ms"), series_title=t("generation.legend.mode"), value_format=".3f",
+                    log_scale=True,
+                ),
+            )
+        st.caption(t("generation.cache.timing_note"))
+
+        # The causal mask as it grows: pick a step to see the matrix that step reads.
+        prompt_len = len(gen_state.prompt_ids) if gen_state else len(run.ids)
+        all_ids = list(gen_state.ids) if gen_state else list(run.ids)
+        mask_step = len(steps)
+        if len(steps) > 1:
+            mask_step = st.slider(t("generation.mask_step"), min_value=1, max_value=len(steps), value=len(steps),
+                                  key="generation_mask_step")
+        n_read = prompt_len + mask_step - 1  # step s reads the prompt and the s - 1 tokens chosen before it
+        new_rows = prompt_len if mask_step == 1 else 1  # step 1 is the prefill: every prompt row is new
+        labels_read = [f"{i}·{lab}" for i, lab in enumerate(token_labels(tokenizer, all_ids[:n_read]))]
+        if n_read > MASK_MAX_POSITIONS:  # one cell per pair: keep the chart readable and light
+            labels_read = labels_read[-MASK_MAX_POSITIONS:]
+            st.caption(t("generation.mask.window", n=MASK_MAX_POSITIONS))
         show(
-            timeline_chart([s["step"] for s in steps], labels, [s["prob"] for s in steps], alternatives,
-                           title=t("generation.chart.timeline.title"), x_title=t("generation.axis.step"),
-                           y_title=t("generation.axis.chosen_prob"), token_title=t("generation.axis.token"),
-                           alternatives_title=t("generation.axis.top5")),
+            causal_mask_chart(labels_read, min(new_rows, len(labels_read)),
+                              title=t("generation.chart.mask.title", step=mask_step, n=n_read),
+                              x_title=t("generation.axis.key"), y_title=t("generation.axis.query"),
+                              state_title=t("generation.legend.mask"), visible_name=t("generation.legend.visible"),
+                              masked_name=t("generation.legend.masked"), newest_name=t("generation.legend.newest")),
+            width="content",
         )
+        st.caption(t("generation.mask.caption"))
 
-# --- the KV cache -------------------------------------------------------------------------------
-st.header(t("generation.head.cache"))
-st.markdown(t("generation.cache.explain"))
-if steps:
-    latest = steps[-1]
-    n_layer = latest["n_layer"]
-    m = st.columns(4)
-    m[0].metric(t("generation.metric.cache_len"), f"{latest['cache_len'][0]}",
-                help=t("generation.metric.cache_len.help", n_layer=n_layer))
-    m[1].metric(t("generation.metric.kv_cached"), f"{latest['kv_total_cached']:,}",
-                help=t("generation.metric.kv.help", total=f"{latest['kv_total_cached'] * n_layer:,}", n_layer=n_layer))
-    m[2].metric(t("generation.metric.kv_uncached"), f"{latest['kv_total_uncached']:,}",
-                help=t("generation.metric.kv.help", total=f"{latest['kv_total_uncached'] * n_layer:,}", n_layer=n_layer))
-    m[3].metric(t("generation.metric.ms"), f"{latest['ms_cached']:.2f} / {latest['ms_recompute']:.2f}",
-                help=t("generation.metric.ms.help"))
-    st.caption(t("generation.cache.diff", diff=f"{max(s['logit_diff'] for s in steps):.2e}"))
+        with st.expander(t("generation.table.title")):
+            frame = pd.DataFrame({
+                t("generation.table.step"): step_numbers,
+                t("generation.table.token"): token_labels(tokenizer, [s["token_id"] for s in steps]),
+                t("generation.table.prob"): [round(s["prob"], 4) for s in steps],
+                t("generation.table.top5"): alternatives,
+                t("generation.table.cache"): [s["cache_len"][0] for s in steps],
+                t("generation.table.kv_step"): [f"{s['kv_step_cached']} / {s['kv_step_uncached']}" for s in steps],
+                t("generation.table.ms"): [f"{s['ms_cached']:.2f} / {s['ms_recompute']:.2f}" for s in steps],
+            })
+            st.dataframe(frame, hide_index=True, width="stretch", key="generation_steps_table")
+    else:
+        st.caption(t("generation.cache.empty"))
 
-    step_numbers = [s["step"] for s in steps]
-    cache_matrix = np.array([s["cache_len"] for s in steps]).T  # (layer, step)
-    show(
-        heatmap(cache_matrix, [t("generation.layer", layer=L) for L in range(cache_matrix.shape[0])],
-                [str(s) for s in step_numbers], title=t("generation.chart.cache.title"),
-                x_title=t("generation.axis.step"), y_title=t("generation.axis.layer"),
-                value_title=t("generation.axis.cache_len"), value_format=".0f", show_values=len(steps) <= 32),
+
+generation_section()
+
+
+@st.fragment
+def memory_section() -> None:
+    """The KV-cache memory calculator (independent of the generation above)."""
+    # --- KV-cache memory calculator -----------------------------------------------------------------
+    st.header(t("generation.head.memory"))
+    st.markdown(t("generation.memory.explain"))
+    live_preset = ModelPreset(
+        LIVE_MODEL_PRESET, t("generation.memory.live_model"), cfg.n_layer, cfg.n_head, cfg.n_kv_head, cfg.d_head, cfg.n_ctx,
     )
-    left, right = st.columns(2)
-    with left:
-        show(
-            two_series_line_chart(
-                step_numbers,
-                {t("generation.legend.with_cache"): [s["kv_total_cached"] for s in steps],
-                 t("generation.legend.without_cache"): [s["kv_total_uncached"] for s in steps]},
-                [CACHED_COLOR, RECOMPUTE_COLOR],
-                title=t("generation.chart.kv.title"), x_title=t("generation.axis.step"),
-                y_title=t("generation.axis.kv_total"), series_title=t("generation.legend.mode"),
-            ),
-        )
-    with right:
-        show(
-            two_series_line_chart(
-                step_numbers,
-                {t("generation.legend.with_cache"): [s["ms_cached"] for s in steps],
-                 t("generation.legend.recompute"): [s["ms_recompute"] for s in steps]},
-                [CACHED_COLOR, RECOMPUTE_COLOR],
-                title=t("generation.chart.ms.title"), x_title=t("generation.axis.step"),
-                y_title=t("generation.axis.ms"), series_title=t("generation.legend.mode"), value_format=".3f",
-                log_scale=True,
-            ),
-        )
-    st.caption(t("generation.cache.timing_note"))
+    preset_keys = [*MODEL_PRESETS, LIVE_MODEL_PRESET]
+    if durable.durable_key("generation_kv_layers") not in st.session_state:
+        on_preset_change(live_preset)
+    TRANSLATED_PRESETS = ("llama4_scout_like", "deepseek_style")
+    st.selectbox(t("generation.memory.preset"), preset_keys,
+                 **durable.bind("generation_kv_preset", options=preset_keys, then=on_preset_change, args=(live_preset,)),
+                 # Presets whose names are descriptions get a translated name; real model names stay.
+                 format_func=lambda k, lang=ctx.lang: live_preset.name if k == LIVE_MODEL_PRESET else (
+                     translate(f"generation.memory.preset.{k}", lang) if k in TRANSLATED_PRESETS else MODEL_PRESETS[k].name))
+    i1, i2, i3, i4 = st.columns(4)
+    n_layer_in = i1.number_input(t("generation.memory.layers"), min_value=1, max_value=1000, step=1, **durable.bind("generation_kv_layers"))
+    n_head_in = i2.number_input(t("generation.memory.q_heads"), min_value=1, max_value=1024, step=1, **durable.bind("generation_kv_heads"))
+    n_kv_in = i3.number_input(t("generation.memory.kv_heads"), min_value=1, max_value=1024, step=1, **durable.bind("generation_kv_kv_heads"))
+    d_head_in = i4.number_input(t("generation.memory.head_dim"), min_value=1, max_value=4096, step=1, **durable.bind("generation_kv_head_dim"))
+    j1, j2, j3, _ = st.columns(4)
+    tokens_in = j1.number_input(t("generation.memory.tokens"), min_value=1, max_value=10_000_000, step=1000,
+                                **durable.bind("generation_kv_tokens"))
+    batch_in = j2.number_input(t("generation.memory.batch"), min_value=1, max_value=4096, step=1, **durable.bind("generation_kv_batch"))
+    # Options are the dtype codes ("fp16"); labels are translated now, in this run's language, because
+    # Streamlit (and AppTest) may call format_func after the run, where the session's language is unknown.
+    dtype_labels = {d: t("generation.memory.dtype_option", dtype=d, bytes=f"{DTYPE_BITS[d] / 8:g}") for d in DTYPE_BITS}
+    dtype_in = j3.selectbox(t("generation.memory.dtype"), list(DTYPE_BITS), **durable.bind("generation_kv_dtype"),
+                            format_func=lambda d: dtype_labels.get(d, str(d)))
 
-    # The causal mask as it grows: pick a step to see the matrix that step reads.
-    prompt_len = len(gen_state.prompt_ids) if gen_state else len(run.ids)
-    all_ids = list(gen_state.ids) if gen_state else list(run.ids)
-    mask_step = len(steps)
-    if len(steps) > 1:
-        mask_step = st.slider(t("generation.mask_step"), min_value=1, max_value=len(steps), value=len(steps),
-                              key="generation_mask_step")
-    n_read = prompt_len + mask_step - 1  # step s reads the prompt and the s - 1 tokens chosen before it
-    new_rows = prompt_len if mask_step == 1 else 1  # step 1 is the prefill: every prompt row is new
-    labels_read = [f"{i}·{lab}" for i, lab in enumerate(token_labels(tokenizer, all_ids[:n_read]))]
-    if n_read > MASK_MAX_POSITIONS:  # one cell per pair: keep the chart readable and light
-        labels_read = labels_read[-MASK_MAX_POSITIONS:]
-        st.caption(t("generation.mask.window", n=MASK_MAX_POSITIONS))
-    show(
-        causal_mask_chart(labels_read, min(new_rows, len(labels_read)),
-                          title=t("generation.chart.mask.title", step=mask_step, n=n_read),
-                          x_title=t("generation.axis.key"), y_title=t("generation.axis.query"),
-                          state_title=t("generation.legend.mask"), visible_name=t("generation.legend.visible"),
-                          masked_name=t("generation.legend.masked"), newest_name=t("generation.legend.newest")),
-        width="content",
-    )
-    st.caption(t("generation.mask.caption"))
+    try:
+        memory = kv_cache_memory(int(n_layer_in), int(n_kv_in), int(d_head_in), int(tokens_in), int(batch_in), dtype_in)
+    except ValueError:  # the inputs bound every number; a crafted value gets the page's own words
+        st.error(t("generation.memory.invalid"))
+        st.stop()
 
-    with st.expander(t("generation.table.title")):
-        frame = pd.DataFrame({
-            t("generation.table.step"): step_numbers,
-            t("generation.table.token"): token_labels(tokenizer, [s["token_id"] for s in steps]),
-            t("generation.table.prob"): [round(s["prob"], 4) for s in steps],
-            t("generation.table.top5"): alternatives,
-            t("generation.table.cache"): [s["cache_len"][0] for s in steps],
-            t("generation.table.kv_step"): [f"{s['kv_step_cached']} / {s['kv_step_uncached']}" for s in steps],
-            t("generation.table.ms"): [f"{s['ms_cached']:.2f} / {s['ms_recompute']:.2f}" for s in steps],
-        })
-        st.dataframe(frame, hide_index=True, width="stretch", key="generation_steps_table")
-else:
-    st.caption(t("generation.cache.empty"))
+    mm = st.columns(3)
+    mm[0].metric(t("generation.memory.per_layer"), format_bytes(memory.bytes_per_layer),
+                 help=t("generation.memory.exact", n=f"{memory.bytes_per_layer:,}"))
+    mm[1].metric(t("generation.memory.total", n=memory.n_layer), format_bytes(memory.total_bytes),
+                 help=t("generation.memory.exact", n=f"{memory.total_bytes:,}"))
+    mm[2].metric(t("generation.memory.per_token"), format_bytes(memory.bytes_per_token),
+                 help=t("generation.memory.per_token.help"))
+    st.markdown(t(
+        "generation.memory.formula", batch=memory.batch, tokens=f"{memory.n_tokens:,}", kv=memory.n_kv_head,
+        d=memory.d_head, bytes=f"{DTYPE_BITS[memory.dtype] / 8:g}", per_layer=format_bytes(memory.bytes_per_layer),
+        layers=memory.n_layer, total=format_bytes(memory.total_bytes),
+        gib=f"{memory.total_bytes / 2**30:.2f}",
+    ))
 
-# --- KV-cache memory calculator -----------------------------------------------------------------
-st.header(t("generation.head.memory"))
-st.markdown(t("generation.memory.explain"))
-live_preset = ModelPreset(
-    LIVE_MODEL_PRESET, t("generation.memory.live_model"), cfg.n_layer, cfg.n_head, cfg.n_head, cfg.d_head, cfg.n_ctx,
-)
-preset_keys = [*MODEL_PRESETS, LIVE_MODEL_PRESET]
-if "generation_kv_layers" not in st.session_state:
-    st.session_state["generation_kv_preset"] = DEFAULT_PRESET
-    on_preset_change(live_preset)
-    st.session_state["generation_kv_batch"] = 1
-    st.session_state["generation_kv_dtype"] = "fp16"
-st.selectbox(t("generation.memory.preset"), preset_keys, key="generation_kv_preset", on_change=on_preset_change, args=(live_preset,),
-             format_func=lambda k: live_preset.name if k == LIVE_MODEL_PRESET else MODEL_PRESETS[k].name)
-i1, i2, i3, i4 = st.columns(4)
-n_layer_in = i1.number_input(t("generation.memory.layers"), min_value=1, max_value=1000, step=1, key="generation_kv_layers")
-n_head_in = i2.number_input(t("generation.memory.q_heads"), min_value=1, max_value=1024, step=1, key="generation_kv_heads")
-n_kv_in = i3.number_input(t("generation.memory.kv_heads"), min_value=1, max_value=1024, step=1, key="generation_kv_kv_heads")
-d_head_in = i4.number_input(t("generation.memory.head_dim"), min_value=1, max_value=4096, step=1, key="generation_kv_head_dim")
-j1, j2, j3, _ = st.columns(4)
-tokens_in = j1.number_input(t("generation.memory.tokens"), min_value=1, max_value=10_000_000, step=1000,
-                            key="generation_kv_tokens")
-batch_in = j2.number_input(t("generation.memory.batch"), min_value=1, max_value=4096, step=1, key="generation_kv_batch")
-dtype_in = j3.selectbox(t("generation.memory.dtype"), list(DTYPE_BITS), key="generation_kv_dtype",
-                        format_func=lambda d: t("generation.memory.dtype_option", dtype=d, bytes=f"{DTYPE_BITS[d] / 8:g}"))
+    try:
+        layout = head_sharing_kind(int(n_head_in), int(n_kv_in))
+    except ValueError:
+        layout = None
+        st.warning(t("generation.memory.uneven", q=int(n_head_in), kv=int(n_kv_in)))
+    if layout is not None:
+        st.caption(t("generation.memory.layout", kind=layout, q=int(n_head_in), kv=int(n_kv_in),
+                     share=int(n_head_in) // int(n_kv_in)))
+        choices = gqa_choices(int(n_head_in))
+        if layout == "GQA":
+            gqa = int(n_kv_in)
+        else:  # pick a typical group: about a quarter of the query heads keep their own K/V
+            gqa = max([c for c in choices if c <= int(n_head_in) // 4], default=choices[0] if choices else None)
+        variants = compare_head_sharing(int(n_layer_in), int(n_head_in), gqa, int(d_head_in), int(tokens_in),
+                                        int(batch_in), dtype_in)
+        kinds = [f"{v.kind} ({t('generation.memory.kv_count', n=v.n_kv_head)})" for v in variants]
+        left, right = st.columns(2)
+        with left:
+            show(
+                cached(
+                    kv_variants_chart,
+                    kinds, [v.memory.total_bytes for v in variants], [format_bytes(v.memory.total_bytes) for v in variants],
+                    [t("generation.memory.variant_detail", share=v.queries_per_kv_head, saving=f"{v.saving_vs_mha:g}")
+                     for v in variants],
+                    title=t("generation.chart.variants.title", tokens=f"{int(tokens_in):,}"),
+                    x_title=t("generation.axis.gb"), y_title=t("generation.axis.layout"),
+                    detail_title=t("generation.axis.detail"),
+                ),
+            )
+        with right:
+            contexts = default_contexts(int(tokens_in))
+            growth = {k: total_bytes_by_context(int(n_layer_in), v.n_kv_head, int(d_head_in), contexts, int(batch_in), dtype_in)
+                      for k, v in zip(kinds, variants)}
+            show(
+                cached(kv_growth_chart, contexts, growth, {k: [format_bytes(b) for b in vals] for k, vals in growth.items()},
+                       title=t("generation.chart.growth.title"), x_title=t("generation.axis.context"),
+                       y_title=t("generation.axis.gb"), series_title=t("generation.axis.layout")),
+            )
+            st.caption(t("generation.chart.growth.caption"))
+        st.dataframe(pd.DataFrame({
+            t("generation.memory.col.layout"): [v.kind for v in variants],
+            t("generation.memory.col.kv_heads"): [v.n_kv_head for v in variants],
+            t("generation.memory.col.share"): [v.queries_per_kv_head for v in variants],
+            t("generation.memory.col.per_layer"): [format_bytes(v.memory.bytes_per_layer) for v in variants],
+            t("generation.memory.col.total"): [format_bytes(v.memory.total_bytes) for v in variants],
+            t("generation.memory.col.saving"): [f"{v.saving_vs_mha:g}×" for v in variants],
+        }), hide_index=True, width="stretch", key="generation_variants_table")
 
-try:
-    memory = kv_cache_memory(int(n_layer_in), int(n_kv_in), int(d_head_in), int(tokens_in), int(batch_in), dtype_in)
-except ValueError as problem:
-    st.error(t("generation.memory.invalid", detail=str(problem)))
-    st.stop()
 
-mm = st.columns(3)
-mm[0].metric(t("generation.memory.per_layer"), format_bytes(memory.bytes_per_layer),
-             help=t("generation.memory.exact", n=f"{memory.bytes_per_layer:,}"))
-mm[1].metric(t("generation.memory.total", n=memory.n_layer), format_bytes(memory.total_bytes),
-             help=t("generation.memory.exact", n=f"{memory.total_bytes:,}"))
-mm[2].metric(t("generation.memory.per_token"), format_bytes(memory.bytes_per_token),
-             help=t("generation.memory.per_token.help"))
-st.markdown(t(
-    "generation.memory.formula", batch=memory.batch, tokens=f"{memory.n_tokens:,}", kv=memory.n_kv_head,
-    d=memory.d_head, bytes=f"{DTYPE_BITS[memory.dtype] / 8:g}", per_layer=format_bytes(memory.bytes_per_layer),
-    layers=memory.n_layer, total=format_bytes(memory.total_bytes),
-    gib=f"{memory.total_bytes / 2**30:.2f}",
-))
-
-try:
-    layout = head_sharing_kind(int(n_head_in), int(n_kv_in))
-except ValueError:
-    layout = None
-    st.warning(t("generation.memory.uneven", q=int(n_head_in), kv=int(n_kv_in)))
-if layout is not None:
-    st.caption(t("generation.memory.layout", kind=layout, q=int(n_head_in), kv=int(n_kv_in),
-                 share=int(n_head_in) // int(n_kv_in)))
-    choices = gqa_choices(int(n_head_in))
-    if layout == "GQA":
-        gqa = int(n_kv_in)
-    else:  # pick a typical group: about a quarter of the query heads keep their own K/V
-        gqa = max([c for c in choices if c <= int(n_head_in) // 4], default=choices[0] if choices else None)
-    variants = compare_head_sharing(int(n_layer_in), int(n_head_in), gqa, int(d_head_in), int(tokens_in),
-                                    int(batch_in), dtype_in)
-    kinds = [f"{v.kind} ({t('generation.memory.kv_count', n=v.n_kv_head)})" for v in variants]
-    left, right = st.columns(2)
-    with left:
-        show(
-            cached(
-                kv_variants_chart,
-                kinds, [v.memory.total_bytes for v in variants], [format_bytes(v.memory.total_bytes) for v in variants],
-                [t("generation.memory.variant_detail", share=v.queries_per_kv_head, saving=f"{v.saving_vs_mha:g}")
-                 for v in variants],
-                title=t("generation.chart.variants.title", tokens=f"{int(tokens_in):,}"),
-                x_title=t("generation.axis.gb"), y_title=t("generation.axis.layout"),
-                detail_title=t("generation.axis.detail"),
-            ),
-        )
-    with right:
-        contexts = default_contexts(int(tokens_in))
-        growth = {k: total_bytes_by_context(int(n_layer_in), v.n_kv_head, int(d_head_in), contexts, int(batch_in), dtype_in)
-                  for k, v in zip(kinds, variants)}
-        show(
-            cached(kv_growth_chart, contexts, growth, {k: [format_bytes(b) for b in vals] for k, vals in growth.items()},
-                   title=t("generation.chart.growth.title"), x_title=t("generation.axis.context"),
-                   y_title=t("generation.axis.gb"), series_title=t("generation.axis.layout")),
-        )
-    st.dataframe(pd.DataFrame({
-        t("generation.memory.col.layout"): [v.kind for v in variants],
-        t("generation.memory.col.kv_heads"): [v.n_kv_head for v in variants],
-        t("generation.memory.col.share"): [v.queries_per_kv_head for v in variants],
-        t("generation.memory.col.per_layer"): [format_bytes(v.memory.bytes_per_layer) for v in variants],
-        t("generation.memory.col.total"): [format_bytes(v.memory.total_bytes) for v in variants],
-        t("generation.memory.col.saving"): [f"{v.saving_vs_mha:g}×" for v in variants],
-    }), hide_index=True, width="stretch", key="generation_variants_table")
+memory_section()
 
 st.subheader(t("generation.try_title"))
 st.markdown(t("generation.try_list"))

@@ -28,8 +28,10 @@ from ui.charts.output import (
 from ui.i18n import t
 from ui.state import bind_clamped as bound
 from ui.state import commit_to as commit
+from ui import state
 from ui.page import setup
-from ui.resources import get_model, run_prompt, run_prompt_or_stop
+from ui.resources import memo, get_model, run_prompt, run_prompt_or_stop
+from ui.text import escape_markdown
 
 PAGE = "logits_sampling"
 MAX_SAMPLES = 1000
@@ -45,7 +47,7 @@ SEED_CANDIDATES_EN: tuple[tuple[str, str, str], ...] = (
 
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@memo(maxsize=64)
 def lens_for(model_name: str, prompt: str, k: int) -> LogitLens:
     """Logit lens at the last position (cached per model, prompt and k)."""
     loaded = get_model(model_name)
@@ -67,181 +69,195 @@ probs = softmax(last_logits)
 ranking = np.lexsort((np.arange(vocab), -probs))  # most probable first, lower id among equals
 
 # --- 1. logits -> softmax ---------------------------------------------------------------------
-st.header(t("logits_sampling.head.softmax"))
-st.markdown(t("logits_sampling.softmax.explain", d_model=cfg.d_model, vocab=vocab,
-              last=token_labels(tokenizer, [run.ids[-1]])[0]))
-top_n = st.slider(t("logits_sampling.top_n"), min_value=5, max_value=30, value=10, step=1,
-                  key="logits_sampling_top_n", help=t("logits_sampling.top_n.help"))
-top_ids = [int(i) for i in ranking[:top_n]]
-top_labels = token_labels(tokenizer, top_ids)
-tail_mass = float(1.0 - probs[top_ids].sum())
+# The interactive sections 1-3 are one fragment (their controls feed each other's charts): a
+# slider reruns them, not the sidebar or the logit lens. The sidebar prompt reruns the page; the
+# trace is shared, so that costs one forward per new prompt.
 
-cols = st.columns(4)
-cols[0].metric(t("logits_sampling.metric.top_token"), top_labels[0])
-cols[1].metric(t("logits_sampling.metric.top_prob"), f"{probs[top_ids[0]]:.4f}")
-cols[2].metric(t("logits_sampling.metric.tail"), f"{tail_mass:.4f}",
-               help=t("logits_sampling.metric.tail.help", n=vocab - top_n))
-cols[3].metric(t("logits_sampling.metric.entropy"), f"{entropy_bits(probs):.2f}",
-               help=t("logits_sampling.metric.entropy.help", max=f"{np.log2(vocab):.1f}"))
 
-show(
-    cached(
-        top_tokens_chart,
-        top_labels, probs[top_ids], t("logits_sampling.tail_label", n=f"{vocab - top_n:,}"), tail_mass,
-        title=t("logits_sampling.chart.top.title", n=top_n, vocab=f"{vocab:,}"),
-        x_title=t("logits_sampling.axis.prob"), y_title=t("logits_sampling.axis.token"),
-        kind_title=t("logits_sampling.legend.kind"), kind_top=t("logits_sampling.legend.top", n=top_n),
-        kind_tail=t("logits_sampling.legend.tail"), logits=last_logits[top_ids],
-        logit_title=t("logits_sampling.axis.logit"),
-    ),
-)
+@st.fragment
+def controls_section() -> None:
+    """Softmax, the knobs and the seeded draws: the top-n choice and the knobs feed all three."""
+    st.header(t("logits_sampling.head.softmax"))
+    st.markdown(t("logits_sampling.softmax.explain", d_model=cfg.d_model, vocab=vocab,
+                  last=escape_markdown(token_labels(tokenizer, [run.ids[-1]])[0])))
+    top_n = st.slider(t("logits_sampling.top_n"), min_value=5, max_value=30, step=1,
+                      **state.bind("logits_sampling_top_n"), help=t("logits_sampling.top_n.help"))
+    top_ids = [int(i) for i in ranking[:top_n]]
+    top_labels = token_labels(tokenizer, top_ids)
+    tail_mass = float(1.0 - probs[top_ids].sum())
 
-# The seeds' framing: 巴黎 high, 伦敦 lower. Compare with what our live model says.
-is_chinese = any("\u4e00" <= ch <= "\u9fff" for ch in run.text)
-candidates = SEED_CANDIDATES_ZH if is_chinese else SEED_CANDIDATES_EN
-rows = []
-for word, seed_logit, seed_prob in candidates:
-    ids = tokenizer.encode(word)
-    first = int(ids[0])
-    rows.append({
-        t("logits_sampling.seed.word"): word.strip(),
-        t("logits_sampling.seed.first_token"): token_labels(tokenizer, [first])[0]
-        + ("" if len(ids) == 1 else t("logits_sampling.seed.more_tokens", n=len(ids))),
-        t("logits_sampling.seed.seed_logit"): seed_logit,
-        t("logits_sampling.seed.seed_prob"): seed_prob,
-        t("logits_sampling.seed.live_logit"): f"{last_logits[first]:.2f}",
-        t("logits_sampling.seed.live_prob"): f"{probs[first]:.4f}" if probs[first] >= 1e-4 else f"{probs[first]:.1e}",
-        t("logits_sampling.seed.live_rank"): int((probs > probs[first]).sum()) + 1,
+    cols = st.columns(4)
+    cols[0].metric(t("logits_sampling.metric.top_token"), top_labels[0])
+    cols[1].metric(t("logits_sampling.metric.top_prob"), f"{probs[top_ids[0]]:.4f}")
+    cols[2].metric(t("logits_sampling.metric.tail"), f"{tail_mass:.4f}",
+                   help=t("logits_sampling.metric.tail.help", n=vocab - top_n))
+    cols[3].metric(t("logits_sampling.metric.entropy"), f"{entropy_bits(probs):.2f}",
+                   help=t("logits_sampling.metric.entropy.help", max=f"{np.log2(vocab):.1f}"))
+
+    show(
+        cached(
+            top_tokens_chart,
+            top_labels, probs[top_ids], t("logits_sampling.tail_label", n=f"{vocab - top_n:,}"), tail_mass,
+            title=t("logits_sampling.chart.top.title", n=top_n, vocab=f"{vocab:,}"),
+            x_title=t("logits_sampling.axis.prob"), y_title=t("logits_sampling.axis.token"),
+            kind_title=t("logits_sampling.legend.kind"), kind_top=t("logits_sampling.legend.top", n=top_n),
+            kind_tail=t("logits_sampling.legend.tail"), logits=last_logits[top_ids],
+            logit_title=t("logits_sampling.axis.logit"),
+        ),
+    )
+
+    # The seeds' framing: 巴黎 high, 伦敦 lower. Compare with what our live model says.
+    is_chinese = any("\u4e00" <= ch <= "\u9fff" for ch in run.text)
+    candidates = SEED_CANDIDATES_ZH if is_chinese else SEED_CANDIDATES_EN
+    rows = []
+    for word, seed_logit, seed_prob in candidates:
+        ids = tokenizer.encode(word)
+        first = int(ids[0])
+        rows.append({
+            t("logits_sampling.seed.word"): word.strip(),
+            t("logits_sampling.seed.first_token"): token_labels(tokenizer, [first])[0]
+            + ("" if len(ids) == 1 else t("logits_sampling.seed.more_tokens", n=len(ids))),
+            t("logits_sampling.seed.seed_logit"): seed_logit,
+            t("logits_sampling.seed.seed_prob"): seed_prob,
+            t("logits_sampling.seed.live_logit"): f"{last_logits[first]:.2f}",
+            t("logits_sampling.seed.live_prob"): f"{probs[first]:.4f}" if probs[first] >= 1e-4 else f"{probs[first]:.1e}",
+            t("logits_sampling.seed.live_rank"): int((probs > probs[first]).sum()) + 1,
+        })
+    with st.container(border=True):
+        st.markdown(t("logits_sampling.seed.title"))
+        st.caption(t("logits_sampling.seed.caption"))
+        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="logits_sampling_seed_table")
+
+
+    # --- 2. the knobs -------------------------------------------------------------------------
+    st.header(t("logits_sampling.head.knobs"))
+    st.markdown(t("logits_sampling.knobs.order"))
+    k1, k2, k3 = st.columns(3)
+    with k1:
+        wkey = bound("sampling_temperature", "logits_sampling_temperature", (0.0, 3.0))
+        st.slider(t("logits_sampling.temperature"), min_value=0.0, max_value=3.0, step=0.05, key=wkey,
+                  on_change=commit("sampling_temperature", wkey), help=t("logits_sampling.temperature.help"))
+    with k2:
+        wkey = bound("sampling_top_k", "logits_sampling_top_k", (0, vocab))
+        st.number_input(t("logits_sampling.top_k"), min_value=0, max_value=vocab, step=1, key=wkey,
+                        on_change=commit("sampling_top_k", wkey), help=t("logits_sampling.top_k.help", vocab=vocab))
+    with k3:
+        wkey = bound("sampling_top_p", "logits_sampling_top_p", (0.05, 1.0))
+        st.slider(t("logits_sampling.top_p"), min_value=0.05, max_value=1.0, step=0.05, key=wkey,
+                  on_change=commit("sampling_top_p", wkey), help=t("logits_sampling.top_p.help"))
+
+    temperature = float(st.session_state["sampling_temperature"])
+    top_k = int(st.session_state["sampling_top_k"])
+    top_p = float(st.session_state["sampling_top_p"])
+    try:
+        steps: SamplingSteps = sampling_steps(last_logits, temperature=temperature, top_k=top_k or None, top_p=top_p)
+    except ValueError:  # the widgets bound the values; this catches anything else (in the page's words)
+        st.error(t("logits_sampling.knobs.invalid"))
+        st.stop()
+
+    if temperature == 0:
+        st.info(t("logits_sampling.greedy"))
+    elif temperature < 1:
+        st.caption(t("logits_sampling.temp.sharper", t=f"{temperature:.2f}"))
+    elif temperature > 1:
+        st.caption(t("logits_sampling.temp.flatter", t=f"{temperature:.2f}"))
+
+    final = steps.final_probs
+    final_top = int(np.lexsort((np.arange(vocab), -final))[0])
+    m = st.columns(4)
+    m[0].metric(t("logits_sampling.metric.final_top"), token_labels(tokenizer, [final_top])[0])
+    change = final[final_top] - probs[final_top]
+    m[1].metric(t("logits_sampling.metric.final_top_prob"), f"{final[final_top]:.4f}",
+                delta=f"{change:+.4f}" if abs(change) >= 5e-5 else None)
+    m[2].metric(t("logits_sampling.metric.candidates"), f"{steps.n_candidates:,}",
+                help=t("logits_sampling.metric.candidates.help", vocab=f"{vocab:,}"))
+    entropy_change = steps.entropy_final_bits - steps.entropy_original_bits
+    m[3].metric(t("logits_sampling.metric.entropy_final"), f"{steps.entropy_final_bits:.2f}",
+                delta=f"{entropy_change:+.2f}" if abs(entropy_change) >= 0.005 else None, delta_color="off")
+
+    # The bars follow the original ranking so a student sees the same tokens move.
+    status = [
+        t("logits_sampling.status.top_k") if steps.cut_by_top_k[i]
+        # At T = 0 every token but the argmax ends at 0 whatever top-p says: greedy, not "kept".
+        else t("logits_sampling.status.greedy") if temperature == 0 and final[i] == 0
+        else t("logits_sampling.status.top_p") if steps.cut_by_top_p[i]
+        else t("logits_sampling.status.kept")
+        for i in top_ids
+    ]
+    show(
+        cached(
+            before_after_chart,
+            top_labels, steps.original_probs[top_ids], final[top_ids], status,
+            title=t("logits_sampling.chart.compare.title", t=f"{temperature:.2f}",
+                    k=top_k if top_k else t("logits_sampling.off"), p=f"{top_p:.2f}"),
+            x_title=t("logits_sampling.axis.prob"), y_title=t("logits_sampling.axis.token"),
+            series_title=t("logits_sampling.legend.series"), original_name=t("logits_sampling.legend.original"),
+            after_name=t("logits_sampling.legend.after"), status_title=t("logits_sampling.legend.status"),
+        ),
+    )
+
+    n_cut_k = int(steps.cut_by_top_k.sum())
+    n_cut_p = int(steps.cut_by_top_p.sum())
+    mass_cut_k = float(steps.tempered_probs[steps.cut_by_top_k].sum())
+    mass_cut_p = float(steps.after_top_k_probs[steps.cut_by_top_p].sum())
+    c1, c2 = st.columns(2)
+    with c1:
+        st.markdown(t("logits_sampling.cut.top_k", n=f"{n_cut_k:,}", mass=f"{mass_cut_k:.4f}") if top_k
+                    else t("logits_sampling.cut.top_k_off"))
+    with c2:
+        st.markdown(t("logits_sampling.cut.top_p", n=f"{n_cut_p:,}", mass=f"{mass_cut_p:.4f}") if top_p < 1
+                    else t("logits_sampling.cut.top_p_off"))
+
+    table = pd.DataFrame({
+        t("logits_sampling.table.token"): top_labels,
+        t("logits_sampling.table.id"): top_ids,
+        t("logits_sampling.table.logit"): np.round(last_logits[top_ids], 3),
+        t("logits_sampling.table.original"): np.round(steps.original_probs[top_ids], 5),
+        t("logits_sampling.table.tempered"): np.round(steps.tempered_probs[top_ids], 5),
+        t("logits_sampling.table.after_k"): np.round(steps.after_top_k_probs[top_ids], 5),
+        t("logits_sampling.table.final"): np.round(final[top_ids], 5),
+        t("logits_sampling.table.status"): status,
     })
-with st.container(border=True):
-    st.markdown(t("logits_sampling.seed.title"))
-    st.caption(t("logits_sampling.seed.caption"))
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="logits_sampling_seed_table")
+    with st.expander(t("logits_sampling.table.title"), expanded=False):
+        st.dataframe(table, hide_index=True, width="stretch", key="logits_sampling_table")
+        st.caption(t("logits_sampling.table.caption"))
 
-# --- 2. the knobs -----------------------------------------------------------------------------
-st.header(t("logits_sampling.head.knobs"))
-st.markdown(t("logits_sampling.knobs.order"))
-k1, k2, k3 = st.columns(3)
-with k1:
-    wkey = bound("sampling_temperature", "logits_sampling_temperature", (0.0, 3.0))
-    st.slider(t("logits_sampling.temperature"), min_value=0.0, max_value=3.0, step=0.05, key=wkey,
-              on_change=commit("sampling_temperature", wkey), help=t("logits_sampling.temperature.help"))
-with k2:
-    wkey = bound("sampling_top_k", "logits_sampling_top_k", (0, vocab))
-    st.number_input(t("logits_sampling.top_k"), min_value=0, max_value=vocab, step=1, key=wkey,
-                    on_change=commit("sampling_top_k", wkey), help=t("logits_sampling.top_k.help", vocab=vocab))
-with k3:
-    wkey = bound("sampling_top_p", "logits_sampling_top_p", (0.05, 1.0))
-    st.slider(t("logits_sampling.top_p"), min_value=0.05, max_value=1.0, step=0.05, key=wkey,
-              on_change=commit("sampling_top_p", wkey), help=t("logits_sampling.top_p.help"))
+    # --- 3. seeded draws ----------------------------------------------------------------------------
+    st.header(t("logits_sampling.head.samples"))
+    n_samples = st.slider(t("logits_sampling.n_samples"), min_value=1, max_value=MAX_SAMPLES, step=1,
+                          **state.bind("logits_sampling_n_samples"))
+    draws = sample(final, n=int(n_samples), seed=ctx.seed)
+    counts = np.bincount(draws, minlength=vocab)
+    # Show the most probable tokens after the knobs plus anything drawn; the rest is one bar.
+    shown = [int(i) for i in np.lexsort((np.arange(vocab), -final)) if final[i] > 0][:HISTOGRAM_TOKENS]
+    shown += [int(i) for i in np.flatnonzero(counts) if int(i) not in shown][: max(0, HISTOGRAM_TOKENS - len(shown))]
+    labels = token_labels(tokenizer, shown)
+    observed = [counts[i] / n_samples for i in shown]
+    expected = [float(final[i]) for i in shown]
+    shown_counts = [int(counts[i]) for i in shown]
+    rest_count = int(n_samples - sum(shown_counts))
+    rest_expected = float(max(0.0, 1.0 - sum(expected)))
+    if rest_count > 0 or rest_expected > 1e-6:
+        labels.append(t("logits_sampling.hist.other"))
+        observed.append(rest_count / n_samples)
+        expected.append(rest_expected)
+        shown_counts.append(rest_count)
+    show(
+        cached(
+            sample_histogram_chart,
+            labels, observed, expected, shown_counts,
+            title=t("logits_sampling.chart.hist.title", n=n_samples, seed=ctx.seed),
+            x_title=t("logits_sampling.axis.token"), y_title=t("logits_sampling.axis.share"),
+            series_title=t("logits_sampling.legend.series"), observed_name=t("logits_sampling.legend.observed"),
+            expected_name=t("logits_sampling.legend.expected"), count_title=t("logits_sampling.axis.count"),
+        ),
+    )
+    most = int(np.argmax(counts))
+    st.caption(t("logits_sampling.hist.caption", n=n_samples, seed=ctx.seed, token=escape_markdown(token_labels(tokenizer, [most])[0]),
+                 count=int(counts[most]), distinct=int((counts > 0).sum())))
 
-temperature = float(st.session_state["sampling_temperature"])
-top_k = int(st.session_state["sampling_top_k"])
-top_p = float(st.session_state["sampling_top_p"])
-try:
-    steps: SamplingSteps = sampling_steps(last_logits, temperature=temperature, top_k=top_k or None, top_p=top_p)
-except ValueError as problem:  # the widgets bound the values; this catches anything else
-    st.error(t("logits_sampling.knobs.invalid", detail=str(problem)))
-    st.stop()
 
-if temperature == 0:
-    st.info(t("logits_sampling.greedy"))
-elif temperature < 1:
-    st.caption(t("logits_sampling.temp.sharper", t=f"{temperature:.2f}"))
-elif temperature > 1:
-    st.caption(t("logits_sampling.temp.flatter", t=f"{temperature:.2f}"))
-
-final = steps.final_probs
-final_top = int(np.lexsort((np.arange(vocab), -final))[0])
-m = st.columns(4)
-m[0].metric(t("logits_sampling.metric.final_top"), token_labels(tokenizer, [final_top])[0])
-change = final[final_top] - probs[final_top]
-m[1].metric(t("logits_sampling.metric.final_top_prob"), f"{final[final_top]:.4f}",
-            delta=f"{change:+.4f}" if abs(change) >= 5e-5 else None)
-m[2].metric(t("logits_sampling.metric.candidates"), f"{steps.n_candidates:,}",
-            help=t("logits_sampling.metric.candidates.help", vocab=f"{vocab:,}"))
-entropy_change = steps.entropy_final_bits - steps.entropy_original_bits
-m[3].metric(t("logits_sampling.metric.entropy_final"), f"{steps.entropy_final_bits:.2f}",
-            delta=f"{entropy_change:+.2f}" if abs(entropy_change) >= 0.005 else None, delta_color="off")
-
-# The bars follow the original ranking so a student sees the same tokens move.
-status = [
-    t("logits_sampling.status.top_k") if steps.cut_by_top_k[i]
-    else t("logits_sampling.status.top_p") if steps.cut_by_top_p[i]
-    else t("logits_sampling.status.kept")
-    for i in top_ids
-]
-show(
-    cached(
-        before_after_chart,
-        top_labels, steps.original_probs[top_ids], final[top_ids], status,
-        title=t("logits_sampling.chart.compare.title", t=f"{temperature:.2f}",
-                k=top_k if top_k else t("logits_sampling.off"), p=f"{top_p:.2f}"),
-        x_title=t("logits_sampling.axis.prob"), y_title=t("logits_sampling.axis.token"),
-        series_title=t("logits_sampling.legend.series"), original_name=t("logits_sampling.legend.original"),
-        after_name=t("logits_sampling.legend.after"), status_title=t("logits_sampling.legend.status"),
-    ),
-)
-
-n_cut_k = int(steps.cut_by_top_k.sum())
-n_cut_p = int(steps.cut_by_top_p.sum())
-mass_cut_k = float(steps.tempered_probs[steps.cut_by_top_k].sum())
-mass_cut_p = float(steps.after_top_k_probs[steps.cut_by_top_p].sum())
-c1, c2 = st.columns(2)
-with c1:
-    st.markdown(t("logits_sampling.cut.top_k", n=f"{n_cut_k:,}", mass=f"{mass_cut_k:.4f}") if top_k
-                else t("logits_sampling.cut.top_k_off"))
-with c2:
-    st.markdown(t("logits_sampling.cut.top_p", n=f"{n_cut_p:,}", mass=f"{mass_cut_p:.4f}") if top_p < 1
-                else t("logits_sampling.cut.top_p_off"))
-
-table = pd.DataFrame({
-    t("logits_sampling.table.token"): top_labels,
-    t("logits_sampling.table.id"): top_ids,
-    t("logits_sampling.table.logit"): np.round(last_logits[top_ids], 3),
-    t("logits_sampling.table.original"): np.round(steps.original_probs[top_ids], 5),
-    t("logits_sampling.table.tempered"): np.round(steps.tempered_probs[top_ids], 5),
-    t("logits_sampling.table.after_k"): np.round(steps.after_top_k_probs[top_ids], 5),
-    t("logits_sampling.table.final"): np.round(final[top_ids], 5),
-    t("logits_sampling.table.status"): status,
-})
-with st.expander(t("logits_sampling.table.title"), expanded=False):
-    st.dataframe(table, hide_index=True, width="stretch", key="logits_sampling_table")
-    st.caption(t("logits_sampling.table.caption"))
-
-# --- 3. seeded draws ----------------------------------------------------------------------------
-st.header(t("logits_sampling.head.samples"))
-n_samples = st.slider(t("logits_sampling.n_samples"), min_value=1, max_value=MAX_SAMPLES, value=200, step=1,
-                      key="logits_sampling_n_samples")
-draws = sample(final, n=int(n_samples), seed=ctx.seed)
-counts = np.bincount(draws, minlength=vocab)
-# Show the most probable tokens after the knobs plus anything drawn; the rest is one bar.
-shown = [int(i) for i in np.lexsort((np.arange(vocab), -final)) if final[i] > 0][:HISTOGRAM_TOKENS]
-shown += [int(i) for i in np.flatnonzero(counts) if int(i) not in shown][: max(0, HISTOGRAM_TOKENS - len(shown))]
-labels = token_labels(tokenizer, shown)
-observed = [counts[i] / n_samples for i in shown]
-expected = [float(final[i]) for i in shown]
-shown_counts = [int(counts[i]) for i in shown]
-rest_count = int(n_samples - sum(shown_counts))
-rest_expected = float(max(0.0, 1.0 - sum(expected)))
-if rest_count > 0 or rest_expected > 1e-6:
-    labels.append(t("logits_sampling.hist.other"))
-    observed.append(rest_count / n_samples)
-    expected.append(rest_expected)
-    shown_counts.append(rest_count)
-show(
-    cached(
-        sample_histogram_chart,
-        labels, observed, expected, shown_counts,
-        title=t("logits_sampling.chart.hist.title", n=n_samples, seed=ctx.seed),
-        x_title=t("logits_sampling.axis.token"), y_title=t("logits_sampling.axis.share"),
-        series_title=t("logits_sampling.legend.series"), observed_name=t("logits_sampling.legend.observed"),
-        expected_name=t("logits_sampling.legend.expected"), count_title=t("logits_sampling.axis.count"),
-    ),
-)
-most = int(np.argmax(counts))
-st.caption(t("logits_sampling.hist.caption", n=n_samples, seed=ctx.seed, token=token_labels(tokenizer, [most])[0],
-             count=int(counts[most]), distinct=int((counts > 0).sum())))
+controls_section()
 
 # --- 4. logit lens ------------------------------------------------------------------------------
 st.header(t("logits_sampling.head.lens"))
@@ -270,7 +286,7 @@ show(
         rank_title=t("logits_sampling.axis.rank"),
     ),
 )
-st.caption(t("logits_sampling.lens.caption", token=final_label,
+st.caption(t("logits_sampling.lens.caption", token=escape_markdown(final_label),
              stage=stage_labels[lens.first_stage_with_final_on_top]))
 
 st.subheader(t("logits_sampling.try_title"))

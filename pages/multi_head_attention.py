@@ -12,15 +12,29 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+import ui.charts.common as draw
+
 from core import head_analysis as ha
 from core import names
-from ui.charts.attention import attention_heatmap, head_grid_figure, head_view_chart, spec_of, value_matrix
+from ui.charts.attention import (
+    HEAD_PICK,
+    attention_heatmap,
+    head_grid_figure,
+    head_picker,
+    head_view_chart,
+    picked_head,
+    spec_of,
+    value_matrix,
+)
 from ui.i18n import t, translate
+from ui import state
 from ui.page import setup
-from ui.resources import get_model, run_prompt, run_prompt_or_stop
+from ui.resources import get_model, is_foreign, memo, run_prompt, run_prompt_or_stop
 from ui.tokens import display_token
 
 PAGE = "multi_head_attention"
+PICK_KEY = "mha_pick"  # the head picker's selection state
+PICK_SEEN = "mha_pick_seen"  # the last click already applied
 
 
 def behaviour_text(b: ha.HeadBehaviour) -> str:
@@ -28,7 +42,7 @@ def behaviour_text(b: ha.HeadBehaviour) -> str:
     return name if np.isnan(b.score) else f"{name} {b.score:.2f}"
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@memo(maxsize=64)
 def head_data(model_name: str, prompt: str) -> tuple[np.ndarray, np.ndarray, list[ha.HeadBehaviour]]:
     """Patterns and scores [layer, head, q, k] and the head labels for one prompt (cached)."""
     loaded = get_model(model_name)
@@ -39,7 +53,7 @@ def head_data(model_name: str, prompt: str) -> tuple[np.ndarray, np.ndarray, lis
     return patterns, scores, ha.label_heads(patterns)
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@memo(maxsize=32)
 def coref_probes(model_name: str, pair_key: str) -> tuple[ha.CorefProbe, ha.CorefProbe]:
     loaded = get_model(model_name)
     pair = next(p for p in ha.COREF_PAIRS if p.key == pair_key)
@@ -57,7 +71,7 @@ def token_labels(model_name: str, prompt: str) -> list[str]:
     return [f"{i}·{display_token(tok)}" for i, tok in enumerate(run.tokens)]
 
 
-@st.cache_data(max_entries=128, show_spinner=False)
+@memo(maxsize=128)
 def heatmap_spec(model_name: str, prompt: str, layer: int, head: int, show_scores: bool, lang: str) -> dict:
     """The enlarged head's chart, built once per choice (a rerun for another widget reuses it)."""
     patterns, scores, _ = head_data(model_name, prompt)
@@ -75,19 +89,29 @@ def heatmap_spec(model_name: str, prompt: str, layer: int, head: int, show_score
 def main_heatmap(model_name: str, prompt: str, n_layer: int, n_head: int,
                  behaviours: list[ha.HeadBehaviour]) -> tuple[int, int, bool]:
     lang = st.session_state.get("lang", "en")  # bound now: AppTest formats values outside the run
+    # A click on a head in the grid below (``head_grid``) picks that head: applied here, before
+    # the boxes are drawn, and only once per click (the chart keeps its selection).
+    picked = picked_head(st.session_state.get(PICK_KEY))
+    if picked is not None and picked != st.session_state.get(PICK_SEEN):
+        st.session_state[PICK_SEEN] = picked
+        if picked[0] < n_layer and picked[1] < n_head:
+            state.put("mha_layer", picked[0])
+            state.put("mha_head", picked[1])
     c1, c2, c3 = st.columns([1, 1, 2])
-    layer = c1.selectbox(t("multi_head_attention.layer"), list(range(n_layer)), key="mha_layer",
+    layer = c1.selectbox(t("multi_head_attention.layer"), list(range(n_layer)),
+                         **state.bind("mha_layer", options=range(n_layer)),
                          format_func=lambda i: translate("multi_head_attention.layer_name", lang, layer=i))
-    head = c2.selectbox(t("multi_head_attention.head"), list(range(n_head)), key="mha_head",
+    head = c2.selectbox(t("multi_head_attention.head"), list(range(n_head)),
+                        **state.bind("mha_head", options=range(n_head)),
                         format_func=lambda i: translate("multi_head_attention.head_name", lang, head=i))
-    show_scores = c3.toggle(t("multi_head_attention.show_scores"), value=False, key="mha_scores",
+    show_scores = c3.toggle(t("multi_head_attention.show_scores"), **state.bind("mha_scores"),
                             help=t("multi_head_attention.show_scores.help"))
     layer, head = min(layer, n_layer - 1), min(head, n_head - 1)
     b = behaviours[layer * n_head + head]
     spec = heatmap_spec(model_name, prompt, layer, head, show_scores, lang)
     left, right = st.columns([3, 1])
     with left:
-        st.vega_lite_chart(spec=spec, width="content")
+        draw.vega(spec=spec, width="content")
     with right:
         st.markdown(t("multi_head_attention.behaviour.this", label=behaviour_text(b)))
         st.dataframe(pd.DataFrame({
@@ -103,19 +127,25 @@ def main_heatmap(model_name: str, prompt: str, n_layer: int, n_head: int,
 def all_heads(patterns: np.ndarray, scores: np.ndarray, labels: list[str], behaviours: list[ha.HeadBehaviour],
               layer: int, head: int, show_scores: bool) -> None:
     st.subheader(t("multi_head_attention.grid.title"))
-    if not st.toggle(t("multi_head_attention.grid.show"), value=True, key="mha_grid"):
+    if not st.toggle(t("multi_head_attention.grid.show"), **state.bind("mha_grid")):
         return
     n_layer, n_head = patterns.shape[:2]
-    titles = [f"L{b.layer} H{b.head} · {behaviour_text(b)}" for b in behaviours]
+    draw.vega(head_picker(
+        [b.layer for b in behaviours], [b.head for b in behaviours],
+        [t(f"multi_head_attention.behaviour.{b.label}") for b in behaviours], [b.score for b in behaviours],
+        title=t("multi_head_attention.pick.title"), x_title=t("multi_head_attention.head"),
+        y_title=t("multi_head_attention.layer"), label_title=t("multi_head_attention.behaviour.col"),
+        score_title=t("multi_head_attention.behaviour.score"), selected=(layer, head),
+    ), key=PICK_KEY, on_select="rerun", selection_mode=HEAD_PICK, width="stretch")
+    # Short subplot titles: long labels overlapped on a phone; the picker above names each head.
+    titles = [f"L{b.layer} H{b.head}" for b in behaviours]
     kind = t("multi_head_attention.kind.scores" if show_scores else "multi_head_attention.kind.weights")
-    fig = head_grid_figure(
-        scores if show_scores else patterns, labels, titles,
+    draw.plotly_cached(head_grid_figure, (scores if show_scores else patterns, labels, titles), dict(
         title=t("multi_head_attention.grid.chart", layers=n_layer, heads=n_head, kind=kind),
         x_title=t("multi_head_attention.axis.key"), y_title=t("multi_head_attention.axis.query"),
         value_title=kind, layer_names=[t("multi_head_attention.layer_name", layer=i) for i in range(n_layer)],
         scores=show_scores, highlight=(layer, head),
-    )
-    st.plotly_chart(fig, width="stretch", key="mha_grid_chart")
+    ), width="stretch", key="mha_grid_chart")  # built once per input: a query choice elsewhere costs a lookup
     st.caption(t("multi_head_attention.grid.caption"))
     with st.expander(t("multi_head_attention.grid.table")):
         st.dataframe(pd.DataFrame([{
@@ -127,7 +157,7 @@ def all_heads(patterns: np.ndarray, scores: np.ndarray, labels: list[str], behav
         st.caption(t("multi_head_attention.behaviour.rules"))
 
 
-@st.cache_data(max_entries=128, show_spinner=False)
+@memo(maxsize=128)
 def head_view_spec(model_name: str, prompt: str, layer: int, query: int, lang: str) -> dict:
     patterns, _, _ = head_data(model_name, prompt)
     tokens = [display_token(tok) for tok in run_prompt(model_name, prompt).tokens]
@@ -146,19 +176,20 @@ def head_view(model_name: str, prompt: str, tokens: list[str], layer: int) -> No
     st.subheader(t("multi_head_attention.view.title"))
     n = len(tokens)
     options = list(range(n))
-    if st.session_state.get("mha_query_prompt") != (model_name, prompt) or st.session_state.get("mha_query", 0) >= n:
+    if st.session_state.get("mha_query_prompt") not in (None, (model_name, prompt)):
         # A new prompt: start from its last token, the one that predicts the next token.
-        st.session_state["mha_query"] = n - 1
-        st.session_state["mha_query_prompt"] = (model_name, prompt)
-    query = st.selectbox(t("multi_head_attention.view.query"), options, key="mha_query",
+        state.put("mha_query", n - 1)
+    st.session_state["mha_query_prompt"] = (model_name, prompt)
+    query = st.selectbox(t("multi_head_attention.view.query"), options,
+                         **state.bind("mha_query", default=n - 1, options=options),
                          format_func=lambda i: f"{i} · {tokens[i]}")
     query = min(int(query), n - 1)
-    st.vega_lite_chart(spec=head_view_spec(model_name, prompt, layer, query, st.session_state.get("lang", "en")),
+    draw.vega(spec=head_view_spec(model_name, prompt, layer, query, st.session_state.get("lang", "en")),
                        width="content")
     st.caption(t("multi_head_attention.view.caption"))
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@memo(maxsize=32)
 def coref_spec(weights: np.ndarray, shift: np.ndarray, rows: tuple[str, ...], columns: tuple[str, ...],
                token: str, lang: str) -> dict:
     """Weights (blue, 0–1) next to each head's shift (red/blue around 0): two scales, one chart."""
@@ -184,15 +215,18 @@ def coreference(model_name: str, lang: str, n_head: int) -> None:
     pairs = sorted(ha.COREF_PAIRS, key=lambda p: p.lang != lang)  # the page's language first
     keys = [p.key for p in pairs]
     if st.session_state.get("mha_coref_lang") != lang:  # a language switch starts from that language's pair
-        st.session_state["mha_coref"] = keys[0]
+        if st.session_state.get("mha_coref_lang") is not None:
+            state.put("mha_coref", keys[0])
         st.session_state["mha_coref_lang"] = lang
-    key = st.selectbox(t("multi_head_attention.coref.pair"), keys, key="mha_coref",
+    key = st.selectbox(t("multi_head_attention.coref.pair"), keys, **state.bind("mha_coref", default=keys[0], options=keys),
                        format_func=lambda k: translate(f"multi_head_attention.coref.pair.{k}", lang))
     pair = next(p for p in ha.COREF_PAIRS if p.key == key)
+    if is_foreign(model_name):
+        st.info(t("foreign.tiny_world_coref", name=model_name))
     try:
         to_fruit, to_container = coref_probes(model_name, key)
-    except ValueError as err:  # a noun not found among the tokens
-        st.warning(t("multi_head_attention.coref.problem", detail=str(err)))
+    except ValueError:  # a noun not found among this model's tokens
+        st.warning(t("multi_head_attention.coref.problem"))
         return
     tokenizer = get_model(model_name).tokenizer
     word = lambda i: display_token(tokenizer.decode([i]))  # noqa: E731
@@ -220,7 +254,7 @@ def coreference(model_name: str, lang: str, n_head: int) -> None:
     ])
     shift = ha.coref_shift(to_fruit, to_container)
     last = display_token(tokenizer.decode([tokenizer.encode(pair.to_fruit.prompt)[-1]]))
-    st.vega_lite_chart(spec=coref_spec(matrix, shift.ravel(), tuple(rows), tuple(columns), last, lang),
+    draw.vega(spec=coref_spec(matrix, shift.ravel(), tuple(rows), tuple(columns), last, lang),
                        width="content")
     best = int(np.argmax(np.abs(shift.ravel())))
     st.markdown(t("multi_head_attention.coref.best", head=rows[best], shift=f"{shift.ravel()[best]:+.2f}",
@@ -247,16 +281,25 @@ st.markdown(t("multi_head_attention.intro"))
 
 run = run_prompt_or_stop(ctx.model_name, ctx.prompt)
 cfg = get_model(ctx.model_name).config
-patterns, scores, behaviours = head_data(ctx.model_name, run.text)
 tokens = [display_token(tok) for tok in run.tokens]
-labels = [f"{i}·{tok}" for i, tok in enumerate(tokens)]
 st.caption(t("multi_head_attention.model_line", model=ctx.model_name, layers=cfg.n_layer, heads=cfg.n_head,
              d_head=cfg.d_head, n=len(tokens)))
 
-layer, head, show_scores = main_heatmap(ctx.model_name, run.text, cfg.n_layer, cfg.n_head, behaviours)
-all_heads(patterns, scores, labels, behaviours, layer, head, show_scores)
-head_view(ctx.model_name, run.text, tokens, layer)
-coreference(ctx.model_name, ctx.lang, cfg.n_head)
+
+
+@st.fragment
+def heads_section(model_name: str, prompt: str, n_layer: int, n_head: int) -> None:
+    """The enlarged head, the grid and the head view: a layer/head/scores choice reruns only this."""
+    patterns, scores, behaviours = head_data(model_name, prompt)
+    tokens = [display_token(tok) for tok in run_prompt(model_name, prompt).tokens]
+    labels = [f"{i}·{tok}" for i, tok in enumerate(tokens)]
+    layer, head, show_scores = main_heatmap(model_name, prompt, n_layer, n_head, behaviours)
+    all_heads(patterns, scores, labels, behaviours, layer, head, show_scores)
+    st.fragment(head_view)(model_name, prompt, tokens, layer)  # the query choice reruns only the head view
+
+
+heads_section(ctx.model_name, run.text, cfg.n_layer, cfg.n_head)
+st.fragment(coreference)(ctx.model_name, ctx.lang, cfg.n_head)
 
 st.subheader(t("multi_head_attention.try.title"))
 st.markdown(t("multi_head_attention.try.list"))

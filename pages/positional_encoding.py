@@ -14,6 +14,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+import ui.charts.common as draw
+
 from core import names, positional
 from ui.charts.positional import (
     PairPanel,
@@ -25,8 +27,9 @@ from ui.charts.positional import (
     waves,
 )
 from ui.i18n import t
+from ui import state
 from ui.page import setup
-from ui.resources import get_model, run_prompt_or_stop
+from ui.resources import memo, get_model, run_prompt_or_stop
 from ui.tokens import display_token
 
 PAGE = "positional_encoding"
@@ -50,7 +53,7 @@ def signed(value: float, digits: int = 3) -> str:
     return "0." + "0" * digits if text == "−0." + "0" * digits else text
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@memo(maxsize=64)
 def table(n_positions: int, d_model: int, base: float) -> np.ndarray:
     return positional.sinusoidal_table(n_positions, d_model, base)
 
@@ -75,14 +78,14 @@ def sinusoidal_sections() -> None:
     st.latex(r"PE_{(pos,\,2k)} = \sin\!\left(\frac{pos}{\text{base}^{2k/d}}\right),\qquad "
              r"PE_{(pos,\,2k+1)} = \cos\!\left(\frac{pos}{\text{base}^{2k/d}}\right)")
     controls = st.columns(3)
-    d_model = controls[0].slider(t("positional_encoding.sin.d_model"), min_value=4, max_value=512, value=8, step=2,
-                                 key="pe_d_model", help=t("positional_encoding.sin.d_model_help"))
+    d_model = controls[0].slider(t("positional_encoding.sin.d_model"), min_value=4, max_value=512, step=2,
+                                 **state.bind("pe_d_model"), help=t("positional_encoding.sin.d_model_help"))
     n_positions = controls[1].slider(t("positional_encoding.sin.positions"), min_value=2, max_value=MAX_POSITIONS,
-                                     value=64, key="pe_positions")
-    base = controls[2].select_slider(t("positional_encoding.sin.base"), options=BASES, value=10000, key="pe_base",
+                                     **state.bind("pe_positions"))
+    base = controls[2].select_slider(t("positional_encoding.sin.base"), options=BASES, **state.bind("pe_base", options=BASES),
                                      format_func=lambda b: f"{b:,}", help=t("positional_encoding.sin.base_help"))
     pe = table(n_positions, d_model, float(base))
-    st.plotly_chart(
+    draw.plotly(
         matrix_heatmap(
             pe, title=t("positional_encoding.sin.heatmap_title", n=n_positions, d=d_model, base=f"{base:,}"),
             x_title=t("positional_encoding.axis.dimension"), y_title=t("positional_encoding.axis.position"),
@@ -102,10 +105,11 @@ def wave_section(pe: np.ndarray, d_model: int, base: float) -> None:
     default_pairs = sorted({0, half // 4, half - 1})  # fastest, a middle one, slowest
     pair_labels = [t("positional_encoding.sin.pair_option", k=k, a=2 * k, b=2 * k + 1, period=f"{periods[k]:,.1f}")
                    for k in range(half)]  # translated inside the run, looked up by the widget
-    pairs = st.multiselect(t("positional_encoding.sin.pairs"), list(range(half)), default=default_pairs,
-                           format_func=pair_labels.__getitem__, key=f"pe_pairs_{d_model}", max_selections=4)
+    pairs = st.multiselect(t("positional_encoding.sin.pairs"), list(range(half)),
+                           **state.bind("pe_pairs", default=default_pairs, items=range(half)),
+                           format_func=pair_labels.__getitem__, max_selections=4)
     if pairs:
-        st.altair_chart(
+        draw.altair(
             waves(pe, sorted(pairs), periods, title=t("positional_encoding.sin.waves_title"),
                   x_title=t("positional_encoding.axis.position"), y_title=t("positional_encoding.axis.value"),
                   series_title=t("positional_encoding.sin.series"),
@@ -121,8 +125,8 @@ def wave_section(pe: np.ndarray, d_model: int, base: float) -> None:
 def position_sections(d_model: int, base: float) -> None:
     # --- 2. one position ----------------------------------------------------------------------
     st.header(t("positional_encoding.vec.header"))
-    pos = st.number_input(t("positional_encoding.vec.position"), min_value=0, max_value=MAX_SHOWN_POSITION, value=3,
-                          step=1, key="pe_position")
+    pos = st.number_input(t("positional_encoding.vec.position"), min_value=0, max_value=MAX_SHOWN_POSITION,
+                          step=1, **state.bind("pe_position"))
     vector = positional.sinusoidal_vector(int(pos), d_model, base)
     divisors = positional.pair_divisors(d_model, base)
     dims = np.arange(d_model)
@@ -146,7 +150,7 @@ def position_sections(d_model: int, base: float) -> None:
              r"\begin{pmatrix}\cos k\omega_j & \sin k\omega_j\\ -\sin k\omega_j & \cos k\omega_j\end{pmatrix}"
              r"\begin{pmatrix}\sin(pos\,\omega_j)\\ \cos(pos\,\omega_j)\end{pmatrix}")
     offset = st.number_input(t("positional_encoding.rel.offset"), min_value=-MAX_OFFSET, max_value=MAX_OFFSET,
-                             value=2, step=1, key="pe_offset")
+                             step=1, **state.bind("pe_offset"))
     if pos + offset < 0:
         st.warning(t("positional_encoding.rel.negative", pos=pos, k=offset))
         return
@@ -157,7 +161,7 @@ def position_sections(d_model: int, base: float) -> None:
         dim_labels = [str(i) for i in range(shown_dims)]
         title_key = "positional_encoding.rel.matrix_title" if shown_dims == d_model \
             else "positional_encoding.rel.matrix_title_part"
-        st.plotly_chart(
+        draw.plotly(
             matrix_heatmap(check.matrix[:shown_dims, :shown_dims],
                            title=t(title_key, k=offset, d=d_model, shown=shown_dims),
                            x_title=t("positional_encoding.rel.input_dim"),
@@ -186,11 +190,12 @@ sinusoidal_sections()
 st.header(t("positional_encoding.input.header"))
 
 
-def prompt_heatmap(matrix: np.ndarray, title_key: str) -> None:
-    st.plotly_chart(
-        matrix_heatmap(matrix, title=t(title_key), x_title=t("positional_encoding.axis.dimension"),
-                       y_title=t("positional_encoding.axis.token"), value_title=t("positional_encoding.axis.value"),
-                       y_labels=token_labels, height=min(600, 170 + 30 * len(token_labels))),
+def prompt_heatmap(matrix: np.ndarray, title_key: str, bound: float | None = None) -> None:
+    draw.plotly_cached(
+        matrix_heatmap, (matrix,),
+        dict(title=t(title_key), x_title=t("positional_encoding.axis.dimension"),
+             y_title=t("positional_encoding.axis.token"), value_title=t("positional_encoding.axis.value"),
+             y_labels=token_labels, height=min(600, 170 + 30 * len(token_labels)), bound=bound),
         width="stretch", key=f"pe_input_{title_key.rsplit('.', 1)[-1]}",
     )
 
@@ -204,9 +209,12 @@ if cfg.positional == "rope":
 else:
     kind = t(f"positional_encoding.input.kind.{cfg.positional}")
     st.markdown(t("positional_encoding.input.explain", kind=kind))
-    prompt_heatmap(embed, "positional_encoding.input.embed_title")
-    prompt_heatmap(run.trace[names.act_name("pos_embed")], "positional_encoding.input.pos_title")
-    prompt_heatmap(block_input, "positional_encoding.input.sum_title")
+    pos_embed = run.trace[names.act_name("pos_embed")]
+    # One colour scale for the three: the same colour is the same number in all of them.
+    shared = float(max(np.abs(m).max() for m in (embed, pos_embed, block_input)))
+    prompt_heatmap(embed, "positional_encoding.input.embed_title", shared)
+    prompt_heatmap(pos_embed, "positional_encoding.input.pos_title", shared)
+    prompt_heatmap(block_input, "positional_encoding.input.sum_title", shared)
     st.caption(t("positional_encoding.input.caption"))
     if cfg.scale_embeddings:
         st.caption(t("positional_encoding.input.scaled", d=cfg.d_model, factor=f"{cfg.d_model ** 0.5:.1f}"))
@@ -223,7 +231,7 @@ if cfg.positional == "rope":
     theta = loaded.model.rope_frequencies().astype(np.float64)
     st.success(t("positional_encoding.rope.model_uses_rope", model=model_label, base=f"{cfg.rope_base:,.0f}",
                  d_head=cfg.d_head, n=theta.size))
-    st.altair_chart(
+    draw.altair(
         frequency_chart(theta, 2 * math.pi / theta, title=t("positional_encoding.rope.freq_title", model=model_label),
                        x_title=t("positional_encoding.rope.pair"), y_title=t("positional_encoding.rope.theta"),
                        period_title=t("positional_encoding.sin.period")),
@@ -233,7 +241,7 @@ else:
     theta = positional.rope_frequencies(cfg.d_head)
     st.info(t(f"positional_encoding.rope.model_uses_{cfg.positional}", model=model_label, d=cfg.d_model))
     model_table = loaded.model.positional_table(cfg.n_ctx)
-    st.plotly_chart(
+    draw.plotly(
         matrix_heatmap(model_table, title=t(f"positional_encoding.rope.table_title_{cfg.positional}",
                                             model=model_label, n=cfg.n_ctx, d=cfg.d_model),
                        x_title=t("positional_encoding.axis.dimension"), y_title=t("positional_encoding.axis.position"),
@@ -252,12 +260,14 @@ def rope_demo(model_name: str, seed: int) -> None:
     uses_rope = model_cfg.positional == "rope"
     if uses_rope:
         pick = st.columns(2)
-        layer = pick[0].selectbox(t("positional_encoding.rope.layer"), range(model_cfg.n_layer), key="pe_rope_layer")
-        head = pick[1].selectbox(t("positional_encoding.rope.head"), range(model_cfg.n_head), key="pe_rope_head")
+        layer = pick[0].selectbox(t("positional_encoding.rope.layer"), range(model_cfg.n_layer),
+                                  **state.bind("pe_rope_layer", options=range(model_cfg.n_layer)))
+        head = pick[1].selectbox(t("positional_encoding.rope.head"), range(model_cfg.n_head),
+                                 **state.bind("pe_rope_head", options=range(model_cfg.n_head)))
         q_all = run.trace[names.act_name("q", layer=layer)]  # (pos, head, d_head), before rotation
         k_all = run.trace[names.act_name("k", layer=layer)]
         q_vec = q_all[-1, head].astype(np.float64)
-        k_vec = k_all[0, head].astype(np.float64)
+        k_vec = k_all[0, head * k_all.shape[1] // model_cfg.n_head].astype(np.float64)  # GQA: the K head this query head reads
         last = len(run.ids) - 1
         rotated = positional.rope_rotate(q_vec, last, theta)
         model_rotated = run.trace[names.act_name("rot_q", layer=layer)][last, head]
@@ -272,7 +282,7 @@ def rope_demo(model_name: str, seed: int) -> None:
     max_offset = min(40, model_cfg.n_ctx - 1)
     query_positions = [p for p in OFFSET_QUERY_POSITIONS if p < model_cfg.n_ctx] or [model_cfg.n_ctx - 1]
     scores = positional.rope_scores_by_offset(q_vec, k_vec, theta, query_positions, max_offset)
-    st.altair_chart(
+    draw.altair(
         score_by_offset(scores, query_positions, title=t("positional_encoding.rope.offset_title"),
                         x_title=t("positional_encoding.rope.offset_axis"), y_title=t("positional_encoding.rope.score"),
                         series_title=t("positional_encoding.rope.series"),
@@ -288,11 +298,12 @@ def rotation_view(q_vec: np.ndarray, k_vec: np.ndarray, n_ctx: int) -> None:
     """The 2-D pictures: moving m, n or the pairs reruns only this (the offset chart does not depend on them)."""
     n_pairs = theta.size
     controls = st.columns(3)
-    m = controls[0].slider(t("positional_encoding.rope.m"), 0, n_ctx - 1, 5, key="pe_rope_m")
-    n = controls[1].slider(t("positional_encoding.rope.n"), 0, n_ctx - 1, 2, key="pe_rope_n")
+    m = controls[0].slider(t("positional_encoding.rope.m"), 0, n_ctx - 1, **state.bind("pe_rope_m", high=n_ctx - 1))
+    n = controls[1].slider(t("positional_encoding.rope.n"), 0, n_ctx - 1, **state.bind("pe_rope_n", high=n_ctx - 1))
     default_pairs = sorted({0, n_pairs // 4, n_pairs // 2, n_pairs - 1})[:MAX_PAIRS_DRAWN]
-    chosen = controls[2].multiselect(t("positional_encoding.rope.pairs"), list(range(n_pairs)), default=default_pairs,
-                                     max_selections=MAX_PAIRS_DRAWN, key="pe_rope_pairs")
+    chosen = controls[2].multiselect(t("positional_encoding.rope.pairs"), list(range(n_pairs)),
+                                     **state.bind("pe_rope_pairs", default=default_pairs, items=range(n_pairs)),
+                                     max_selections=MAX_PAIRS_DRAWN)
     panels = []
     for i in sorted(chosen):
         picture = positional.rope_pair_picture(q_vec[2 * i:2 * i + 2], k_vec[2 * i:2 * i + 2], m, n, float(theta[i]))
@@ -302,7 +313,7 @@ def rotation_view(q_vec: np.ndarray, k_vec: np.ndarray, n_ctx: int) -> None:
             q=picture.q, k=picture.k, q_rotated=picture.q_rotated, k_rotated=picture.k_rotated,
         ))
     if panels:
-        st.plotly_chart(
+        draw.plotly(
             rotation_panels(panels, text=RotationText(
                 title=t("positional_encoding.rope.rotation_title", m=m, n=n),
                 q_before=t("positional_encoding.rope.q_before"), k_before=t("positional_encoding.rope.k_before"),

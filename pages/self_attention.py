@@ -13,10 +13,15 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+import ui.charts.common as draw
+
 from core import attention_math as am
 from ui.charts.attention import grouped_bars, lines_over_dk, overlaid_histogram, spec_of, value_matrix
 from ui.i18n import t, translate
+from ui import state
 from ui.page import setup
+from ui.resources import memo
+from ui.text import escape_markdown
 
 PAGE = "self_attention"
 SOURCES = ("seeds", "seeds_as_written", "random")
@@ -52,7 +57,7 @@ def dims(n: int) -> list[str]:
     return [str(i + 1) for i in range(n)]
 
 
-@st.cache_data(max_entries=512, show_spinner=False)
+@memo(maxsize=512)
 def matrix_spec(matrix: np.ndarray, rows: tuple[str, ...], cols: tuple[str, ...], options: tuple) -> dict:
     """A numbered matrix chart's spec, built once per distinct input (reruns stay fast)."""
     return spec_of(value_matrix(matrix, list(rows), list(cols), **dict(options)))
@@ -60,10 +65,34 @@ def matrix_spec(matrix: np.ndarray, rows: tuple[str, ...], cols: tuple[str, ...]
 
 def show_matrix(matrix: np.ndarray, rows: list[str], cols: list[str], **options) -> None:
     spec = matrix_spec(np.asarray(matrix, dtype=float), tuple(rows), tuple(cols), tuple(sorted(options.items())))
-    st.vega_lite_chart(spec=spec, width="content")
+    draw.vega(spec=spec, width="content")
 
 
 # --- source of the numbers --------------------------------------------------------------
+
+
+# The textbook's 3-token example in the page's language, with the same numbers.
+EXAMPLE_TOKENS: dict[str, tuple[str, ...]] = {"zh": am.SEED_TOKENS, "en": ("I", "love", "you")}
+
+
+def example_tokens() -> list[str]:
+    return list(EXAMPLE_TOKENS.get(st.session_state.get("lang", "en"), EXAMPLE_TOKENS["en"]))
+
+
+def toy_words() -> dict[str, str]:
+    """{a}, {b}, {c} for the texts: the three tokens the student typed, else the example's."""
+    typed = str(st.session_state.get(state.durable_key("sa_tokens"), "") or "").split()
+    words = [escape_markdown(w) for w in typed] if len(typed) == 3 else example_tokens()
+    return dict(zip("abc", words))
+
+
+def follow_language() -> None:
+    """An untouched example follows a language switch: 我 爱 你 in 中文, I love you in English."""
+    current = str(st.session_state.get(state.durable_key("sa_tokens"), "") or "")
+    examples = {" ".join(tokens) for tokens in EXAMPLE_TOKENS.values()}
+    wanted = " ".join(example_tokens())
+    if state.get("sa_source") != "random" and current in examples and current != wanted:
+        state.put("sa_tokens", wanted)
 
 
 def source_matrices(source: str, seed: int) -> tuple[list[str], tuple[np.ndarray, ...]]:
@@ -71,16 +100,16 @@ def source_matrices(source: str, seed: int) -> tuple[list[str], tuple[np.ndarray
         x, w_q, w_k, w_v = am.random_example(seed)
         return [t("self_attention.token_name", i=i) for i in range(len(x))], (x, w_q, w_k, w_v)
     x = am.SEED_X if source == "seeds" else am.SEED_X_AS_WRITTEN
-    return list(am.SEED_TOKENS), (x, am.SEED_W_Q, am.SEED_W_K, am.SEED_W_V)
+    return example_tokens(), (x, am.SEED_W_Q, am.SEED_W_K, am.SEED_W_V)
 
 
 def load_source(seed: int) -> None:
     """Fill the editable boxes from the chosen source (and remember what was loaded)."""
-    source = st.session_state.get("sa_source", "seeds")
+    source = state.get("sa_source")
     tokens, matrices = source_matrices(source, seed)
-    st.session_state["sa_tokens"] = " ".join(tokens)
+    state.put("sa_tokens", " ".join(tokens))
     for key, matrix in zip(MATRIX_KEYS, matrices):
-        st.session_state[key] = am.format_matrix(matrix)
+        state.put(key, am.format_matrix(matrix))
     st.session_state["sa_loaded"] = (source, seed)
 
 
@@ -99,8 +128,8 @@ def clean_labels(text: str, n: int) -> list[str]:
 
 
 def problem_text(name: str, problem: am.InputProblem) -> str:
-    return t("self_attention.problem", name=name, why=t(f"self_attention.problem.{problem.code}"),
-             detail=str(problem))
+    """A translated message from the problem's code (the core's English detail is not shown)."""
+    return t("self_attention.problem", name=name, why=t(f"self_attention.problem.{problem.code}"))
 
 
 # --- 1. step by step ---------------------------------------------------------------------
@@ -108,45 +137,50 @@ def problem_text(name: str, problem: am.InputProblem) -> str:
 
 def step_by_step(seed: int) -> None:
     st.markdown(t("self_attention.steps.intro"))
-    st.session_state.setdefault("sa_source", "seeds")
-    boxes_missing = any(k not in st.session_state for k in (*MATRIX_KEYS, "sa_tokens"))  # e.g. after a page change
-    new_seed = st.session_state["sa_source"] == "random" and st.session_state.get("sa_loaded") != ("random", seed)
+    boxes_missing = any(state.durable_key(k) not in st.session_state for k in (*MATRIX_KEYS, "sa_tokens"))
+    new_seed = state.get("sa_source") == "random" and st.session_state.get("sa_loaded") != ("random", seed)
     if boxes_missing or new_seed:
         load_source(seed)
 
     lang = st.session_state.get("lang", "en")  # bound now: AppTest formats values outside the run
-    st.radio(t("self_attention.source"), SOURCES, key="sa_source", horizontal=True,
-             format_func=lambda s: translate(f"self_attention.source.{s}", lang), on_change=load_source, args=(seed,))
-    source = st.session_state["sa_source"]
-    st.caption(t(f"self_attention.source.{source}.note"))
+    st.radio(t("self_attention.source"), SOURCES, **state.bind("sa_source", then=load_source, args=(seed,)),
+             horizontal=True, format_func=lambda s: translate(f"self_attention.source.{s}", lang))
+    source = state.get("sa_source")
+    st.caption(t(f"self_attention.source.{source}.note", **toy_words()))
 
     with st.expander(t("self_attention.edit"), expanded=False):
         st.caption(t("self_attention.edit.help"))
-        st.text_input(t("self_attention.edit.tokens"), key="sa_tokens", max_chars=120)
+        # A value that fails its check (a crafted message) falls back to the chosen source's example.
+        source_tokens, source_values = source_matrices(source, seed)
+        st.text_input(t("self_attention.edit.tokens"), **state.bind("sa_tokens", default=" ".join(source_tokens)),
+                      max_chars=120)
         columns = st.columns(4)
-        for column, key, name in zip(columns, MATRIX_KEYS, ("X", "W_Q", "W_K", "W_V")):
+        for column, key, name, matrix in zip(columns, MATRIX_KEYS, ("X", "W_Q", "W_K", "W_V"), source_values):
             with column:
-                st.text_area(name, key=key, height=150, max_chars=2000)
+                st.text_area(name, **state.bind(key, default=am.format_matrix(matrix)), height=150, max_chars=2000)
 
     parsed: list[np.ndarray] = []
     for key, name in zip(MATRIX_KEYS, ("X", "W_Q", "W_K", "W_V")):
+        # X: one row per token (≤ MAX_TOKENS); W: one row per dimension of X (≤ MAX_DIM).
+        max_rows = am.MAX_TOKENS if key == "sa_x" else am.MAX_DIM
         try:
-            parsed.append(am.parse_matrix(st.session_state[key]))
+            parsed.append(am.parse_matrix(state.get(key), max_rows=max_rows))
         except am.InputProblem as problem:
             st.error(problem_text(name, problem))
             return
     x, w_q, w_k, w_v = parsed
 
     c1, c2, c3 = st.columns(3)
-    scale = c1.toggle(t("self_attention.scale"), value=False, key="sa_scale", help=t("self_attention.scale.help"))
-    causal = c2.toggle(t("self_attention.mask"), value=False, key="sa_mask", help=t("self_attention.mask.help"))
+    scale = c1.toggle(t("self_attention.scale"), **state.bind("sa_scale"), help=t("self_attention.scale.help"))
+    causal = c2.toggle(t("self_attention.mask"), **state.bind("sa_mask"), help=t("self_attention.mask.help"))
     try:
         steps = am.attention_steps(x, w_q, w_k, w_v, scale=scale, causal=causal)
     except am.InputProblem as problem:
         st.error(problem_text("X, W", problem))
         return
-    tokens = clean_labels(st.session_state["sa_tokens"], len(x))
-    query = c3.selectbox(t("self_attention.query"), list(range(len(x))), key="sa_query",
+    tokens = clean_labels(state.get("sa_tokens"), len(x))
+    query = c3.selectbox(t("self_attention.query"), list(range(len(x))),
+                         **state.bind("sa_query", options=range(len(x))),
                          format_func=lambda i: f"{tokens[i]} ({translate('self_attention.row', lang, i=i)})")
     if query >= len(x):  # the matrices shrank under a kept choice
         query = 0
@@ -172,7 +206,7 @@ def step_by_step(seed: int) -> None:
             show_matrix(m, tokens, dims(m.shape[1]), title=t("self_attention.matrix", name=name,
                  shape=f"{m.shape[0]}×{m.shape[1]}"), x_title=dim_t, y_title=tok_t, value_title=val_t, cell=40)
     if source == "seeds_as_written":
-        st.warning(t("self_attention.as_written.warning", k2=vec(steps.k[2]), row=vec(steps.scores[0])))
+        st.warning(t("self_attention.as_written.warning", k2=vec(steps.k[2]), row=vec(steps.scores[0]), **toy_words()))
 
     st.subheader(t("self_attention.step2"))
     st.latex(r"\text{scores} = Q\,K^{\top}")
@@ -194,7 +228,7 @@ def step_by_step(seed: int) -> None:
         show_matrix(steps.masked, tokens, tokens, title=t("self_attention.chart.masked"),
                           x_title=key_t, y_title=query_t, value_title=val_t, cell=52)
     else:
-        st.info(t("self_attention.step4.off"))
+        st.info(t("self_attention.step4.off", **toy_words()))
 
     st.subheader(t("self_attention.step5"))
     st.latex(r"\text{weights}_{ij} = \frac{e^{s_{ij}}}{\sum_{j'} e^{s_{ij'}}}")
@@ -212,7 +246,7 @@ def step_by_step(seed: int) -> None:
 
 
 def walkthrough(steps: am.AttentionSteps, tokens: list[str], i: int) -> None:
-    st.subheader(t("self_attention.hand.title", token=tokens[i]))
+    st.subheader(t("self_attention.hand.title", token=escape_markdown(tokens[i])))
     walk = am.row_walkthrough(steps, i)
     lines = []
     for j, products in enumerate(walk.products):
@@ -246,9 +280,9 @@ def walkthrough(steps: am.AttentionSteps, tokens: list[str], i: int) -> None:
                            for j in range(len(weights)))
     st.markdown(t("self_attention.hand.output"))
     st.code(f"Output{sub(i)} = {out_terms}\n        = {vec(walk.output)}", language=None)
-    percent = ", ".join(f"{tokens[j]} {100 * w:.1f}%" for j, w in enumerate(weights))
-    st.markdown(t("self_attention.hand.summary", token=tokens[i], percent=percent))
-    if st.session_state.get("sa_source") == "seeds" and i == 0 and not steps.scale and not steps.causal:
+    percent = ", ".join(f"{escape_markdown(tokens[j])} {100 * w:.1f}%" for j, w in enumerate(weights))
+    st.markdown(t("self_attention.hand.summary", token=escape_markdown(tokens[i]), percent=percent))
+    if state.get("sa_source") == "seeds" and i == 0 and not steps.scale and not steps.causal:
         st.caption(t("self_attention.hand.seed_rounding"))
 
 
@@ -256,26 +290,25 @@ def walkthrough(steps: am.AttentionSteps, tokens: list[str], i: int) -> None:
 
 
 def set_lab_case() -> None:
-    case = st.session_state["sa_lab_case"]
+    case = state.get("sa_lab_case")
     for name, scores, _ in am.SEED_SOFTMAX_CASES:
         if name == case:
-            st.session_state["sa_lab_scores"] = ", ".join(num(s) for s in scores)
+            state.put("sa_lab_scores", ", ".join(num(s) for s in scores))
 
 
 def softmax_lab() -> None:
     st.markdown(t("self_attention.lab.intro"))
-    st.session_state.setdefault("sa_lab_case", "row0")
-    if "sa_lab_scores" not in st.session_state:
+    if state.durable_key("sa_lab_scores") not in st.session_state:
         set_lab_case()
     cases = [name for name, _, _ in am.SEED_SOFTMAX_CASES]
     lang = st.session_state.get("lang", "en")  # bound now: AppTest formats values outside the run
     c1, c2 = st.columns([1, 2])
-    c1.selectbox(t("self_attention.lab.case"), cases, key="sa_lab_case", on_change=set_lab_case,
-                 format_func=lambda c: translate(f"self_attention.lab.case.{c}", lang))
-    c2.text_input(t("self_attention.lab.scores"), key="sa_lab_scores", max_chars=300,
+    c1.selectbox(t("self_attention.lab.case"), cases, **state.bind("sa_lab_case", then=set_lab_case),
+                 format_func=lambda c, words=toy_words(): translate(f"self_attention.lab.case.{c}", lang, **words))
+    c2.text_input(t("self_attention.lab.scores"), **state.bind("sa_lab_scores"), max_chars=300,
                   help=t("self_attention.lab.scores.help"))
     try:
-        scores = am.parse_vector(st.session_state["sa_lab_scores"])
+        scores = am.parse_vector(state.get("sa_lab_scores"))
         steps = am.softmax_steps(scores)
     except am.InputProblem as problem:
         st.error(problem_text(t("self_attention.lab.scores"), problem))
@@ -309,7 +342,7 @@ def softmax_lab() -> None:
         series = {t("self_attention.lab.col.softmax"): list(steps.weights),
                   t("self_attention.lab.col.plain"): list(plain.weights) if plain.weights is not None
                   else [None] * len(scores)}
-        st.altair_chart(grouped_bars(labels, series, title=t("self_attention.lab.chart"),
+        draw.altair(grouped_bars(labels, series, title=t("self_attention.lab.chart"),
                                      x_title=t("self_attention.lab.col.score"),
                                      y_title=t("self_attention.axis.weight"),
                                      legend_title=t("self_attention.lab.method")), width="stretch")
@@ -319,7 +352,7 @@ def softmax_lab() -> None:
     for name, case_scores, printed in am.SEED_SOFTMAX_CASES:
         plain = am.plain_normalise(case_scores)
         rows.append({
-            t("self_attention.lab.col.case"): t(f"self_attention.lab.case.{name}"),
+            t("self_attention.lab.col.case"): t(f"self_attention.lab.case.{name}", **toy_words()),
             t("self_attention.lab.col.scores"): vec(np.array(case_scores)),
             t("self_attention.lab.col.softmax"): vec(am.softmax(np.array(case_scores)), 3),
             t("self_attention.lab.col.seeds"): "[" + ", ".join(f"{v:g}" for v in printed) + "]",
@@ -334,19 +367,19 @@ def softmax_lab() -> None:
 # --- 3. why ÷√d_k --------------------------------------------------------------------------
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@memo(maxsize=32)
 def experiment(d_k: int, seed: int) -> am.ScalingExperiment:
     return am.scaling_experiment(d_k, seed, n_keys=N_KEYS)
 
 
-@st.cache_data(max_entries=8, show_spinner=False)
+@memo(maxsize=8)
 def curve(seed: int) -> am.SaturationCurve:
     return am.saturation_curve(CURVE_D_KS, seed, n_keys=N_KEYS)
 
 
 def why_scale(seed: int) -> None:
     st.markdown(t("self_attention.dk.intro"))
-    d_k = st.slider(t("self_attention.dk.slider"), min_value=2, max_value=512, value=128, step=1, key="sa_dk",
+    d_k = st.slider(t("self_attention.dk.slider"), min_value=2, max_value=512, step=1, **state.bind("sa_dk"),
                     help=t("self_attention.dk.slider.help", n=N_KEYS))
     ex = experiment(int(d_k), seed)
     raw_name, scaled_name = t("self_attention.dk.raw"), t("self_attention.dk.scaled")
@@ -360,18 +393,18 @@ def why_scale(seed: int) -> None:
     st.caption(t("self_attention.dk.metric.caption"))
     left, right = st.columns(2)
     with left:
-        st.altair_chart(overlaid_histogram({raw_name: ex.dots, scaled_name: ex.scaled},
+        draw.altair(overlaid_histogram({raw_name: ex.dots, scaled_name: ex.scaled},
                                            title=t("self_attention.dk.hist", d_k=d_k),
                                            x_title=t("self_attention.dk.hist.x"), y_title=t("self_attention.dk.hist.y"),
                                            legend_title=t("self_attention.dk.legend")), width="stretch")
     with right:
         keys = [f"K{sub(j)}" for j in range(N_KEYS)]
-        st.altair_chart(grouped_bars(keys, {raw_name: list(ex.weights_raw[0]), scaled_name: list(ex.weights_scaled[0])},
+        draw.altair(grouped_bars(keys, {raw_name: list(ex.weights_raw[0]), scaled_name: list(ex.weights_scaled[0])},
                                      title=t("self_attention.dk.example", d_k=d_k),
                                      x_title=t("self_attention.axis.key"), y_title=t("self_attention.axis.weight"),
                                      legend_title=t("self_attention.dk.legend")), width="stretch")
     c = curve(seed)
-    st.altair_chart(lines_over_dk(c.d_ks, {raw_name: c.max_weight_raw, scaled_name: c.max_weight_scaled}, int(d_k),
+    draw.altair(lines_over_dk(c.d_ks, {raw_name: c.max_weight_raw, scaled_name: c.max_weight_scaled}, int(d_k),
                                   title=t("self_attention.dk.curve"), x_title="dₖ",
                                   y_title=t("self_attention.dk.metric.max"),
                                   legend_title=t("self_attention.dk.legend")), width="stretch")
@@ -382,14 +415,16 @@ def why_scale(seed: int) -> None:
 
 
 def multi_head(seed: int) -> None:
-    st.markdown(t("self_attention.mh.intro"))
+    st.markdown(t("self_attention.mh.intro", **dict(zip("abc", example_tokens()))))
     x = am.SEED_MULTIHEAD_X
     d = x.shape[1]
-    tokens = list(am.SEED_TOKENS)
+    tokens = example_tokens()
     c1, c2, c3 = st.columns(3)
-    n_heads = c1.selectbox(t("self_attention.mh.heads"), am.head_counts(d), index=1, key="sa_mh_heads")
-    scale = c2.toggle(t("self_attention.scale"), value=True, key="sa_mh_scale")
-    causal = c3.toggle(t("self_attention.mask"), value=False, key="sa_mh_mask")
+    counts = am.head_counts(d)
+    n_heads = c1.selectbox(t("self_attention.mh.heads"), counts,
+                           **state.bind("sa_mh_heads", default=counts[min(1, len(counts) - 1)], options=counts))
+    scale = c2.toggle(t("self_attention.scale"), **state.bind("sa_mh_scale"))
+    causal = c3.toggle(t("self_attention.mask"), **state.bind("sa_mh_mask"))
     w_o = am.random_w_o(d, seed)
     steps = am.multi_head_steps(x, int(n_heads), w_o=w_o, scale=scale, causal=causal)
     tok_t, dim_t, val_t = t("self_attention.axis.token"), t("self_attention.axis.dim"), t("self_attention.axis.value")
@@ -410,7 +445,7 @@ def multi_head(seed: int) -> None:
                 show_matrix(steps.weights[h], tokens, tokens, title=t("self_attention.mh.head_weights", h=h + 1),
                                   x_title=key_t, y_title=query_t, value_title=weight_t, value_format=".3f",
                                   diverging=False, cell=48)
-    st.caption(t("self_attention.mh.seeds_note"))
+    st.caption(t("self_attention.mh.seeds_note", **dict(zip("abc", example_tokens()))))
 
     st.markdown(t("self_attention.mh.big_head", d=d))
     show_matrix(steps.single.weights, tokens, tokens, title=t("self_attention.mh.big_weights", d=d),
@@ -453,19 +488,21 @@ if st.session_state.get("sa_lang_seen") != ctx.lang:
             st.session_state[widget_key] = st.session_state[widget_key]
     st.session_state["sa_lang_seen"] = ctx.lang
 st.title(t("self_attention.title"))
-st.markdown(t("self_attention.intro"))
+follow_language()
+st.markdown(t("self_attention.intro", **toy_words()))
 
 tab_steps, tab_lab, tab_dk, tab_mh = st.tabs([
     t("self_attention.tab.steps"), t("self_attention.tab.lab"), t("self_attention.tab.dk"), t("self_attention.tab.mh"),
 ])
+# Each tab is a fragment: its controls rerun that tab only.
 with tab_steps:
-    step_by_step(ctx.seed)
+    st.fragment(step_by_step)(ctx.seed)
 with tab_lab:
-    softmax_lab()
+    st.fragment(softmax_lab)()
 with tab_dk:
-    why_scale(ctx.seed)
+    st.fragment(why_scale)(ctx.seed)
 with tab_mh:
-    multi_head(ctx.seed)
+    st.fragment(multi_head)(ctx.seed)
 
 st.subheader(t("self_attention.try.title"))
-st.markdown(t("self_attention.try.list"))
+st.markdown(t("self_attention.try.list", **toy_words()))

@@ -16,6 +16,8 @@ import pandas as pd
 import pyarrow as pa
 import streamlit as st
 
+import ui.charts.common as draw
+
 from core.bpe_view import (
     MAX_CORPUS_BYTES,
     KNOWN_VOCABULARIES,
@@ -33,12 +35,16 @@ from core.bpe_view import (
     vocab_breakdown,
     vocab_sizes,
 )
+from core.checkpoint import CheckpointError
 from core.prompt import PromptProblem, clean_prompt
 from core.tokenizer import TrainResult, train_bpe
 from ui.charts.tokens import Chip, token_chips, token_count_curve
 from ui.i18n import t
+from ui.messages import checkpoint_message
+from ui import state
 from ui.page import setup
 from ui.resources import get_model
+from ui.text import escape_markdown
 from ui.tokens import display_token
 
 ctx = setup("tokenization")
@@ -55,35 +61,28 @@ PAIRS_SHOWN = 12
 MAX_CHIPS = 400  # tokens drawn in Part 2 (a 2,000-character prompt stays readable)
 PLAY_DELAY_S = 0.8
 QUIRKS: tuple[str, ...] = ("strawberry", "numbers", "languages")
-KEEP = "tok_kept."  # durable copies of widget values, so they survive a page change
 
 
 # --- small state helpers (widget values that outlive a page change) ----------------------
 
 
 def kept(key: str, default: Any = None) -> Any:
-    return st.session_state.get(KEEP + key, default)
+    """A durable value (declared and checked in ``ui.state``), or ``default`` before the first set."""
+    return state.get(key, default) if state.durable_key(key) in st.session_state else default
 
 
 def keep(key: str, value: Any) -> None:
-    st.session_state[KEEP + key] = value
+    state.put(key, value)
 
 
 def bind(key: str, default: Any) -> str:
     """Fill widget ``key`` from its durable copy before the widget is drawn; returns the key."""
-    if KEEP + key not in st.session_state:
-        keep(key, default)
-    st.session_state[key] = kept(key)
-    return key
+    return state.bind(key, default=default)["key"]
 
 
 def save(key: str):
-    """``on_change`` callback: write the widget's value back to its durable copy."""
-
-    def _save() -> None:
-        keep(key, st.session_state[key])
-
-    return _save
+    """``on_change`` callback: check the widget's value and write it back to its durable copy."""
+    return state.commit(key)
 
 
 def show_chart(spec: dict[str, Any]) -> None:
@@ -91,7 +90,7 @@ def show_chart(spec: dict[str, Any]) -> None:
     straight through, where plain records would go through pandas (tens of ms per chart)."""
     fast = dict(spec)
     fast["datasets"] = {name: pa.Table.from_pylist(rows) for name, rows in spec.get("datasets", {}).items()}
-    st.vega_lite_chart(fast, width="stretch")
+    draw.vega(fast, width="stretch")
 
 
 def code(token: str) -> str:
@@ -108,9 +107,22 @@ def code(token: str) -> str:
 # --- cached work -------------------------------------------------------------------------
 
 
-@st.cache_data(show_spinner=False)
-def preset_text(name: str) -> str:
-    return (PRESET_DIR / f"{name}.txt").read_text(encoding="utf-8").strip()
+def _read_presets() -> dict[str, str]:
+    """The shipped example corpora, read once at import: the only files this page ever reads.
+
+    Widget values are never turned into paths (a crafted value could name any file): a value
+    is only a key into this dict, built from the fixed names in ``CORPUS_PRESETS``.
+    """
+    return {name: (PRESET_DIR / f"{name}.txt").read_text(encoding="utf-8").strip() for name in CORPUS_PRESETS}
+
+
+PRESET_TEXTS: dict[str, str] = _read_presets()
+DEFAULT_PRESET = "seeds"
+
+
+def preset_text(name: object) -> str:
+    """The text of a known preset; anything else (a crafted widget value) gets the default."""
+    return PRESET_TEXTS.get(name, PRESET_TEXTS[DEFAULT_PRESET]) if isinstance(name, str) else PRESET_TEXTS[DEFAULT_PRESET]
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
@@ -148,10 +160,14 @@ part1, part2 = st.tabs([t("tokenization.tab.bpe"), t("tokenization.tab.model")])
 
 
 def on_preset() -> None:
-    choice = st.session_state["tok_corpus_preset"]
-    if choice != CUSTOM:
-        keep("tok_corpus", preset_text(choice))
-        keep("tok_merge_step", 0)
+    choice = st.session_state.get("tok_corpus_preset")
+    if choice == CUSTOM:
+        return
+    if not isinstance(choice, str) or choice not in PRESET_TEXTS:  # a value no option offers
+        st.session_state["tok_preset_refused"] = True
+        choice = DEFAULT_PRESET
+    keep("tok_corpus", preset_text(choice))
+    keep("tok_merge_step", 0)
 
 
 def go_to(step: int) -> None:
@@ -176,6 +192,8 @@ def corpus_controls() -> str | None:
         # Labels are translated now, not inside format_func: AppTest calls format_func
         # outside the script run, where the session's language is not known.
         preset_labels = {k: t(f"tokenization.preset.{'custom' if k == CUSTOM else k}") for k in (CUSTOM, *CORPUS_PRESETS)}
+        if st.session_state.pop("tok_preset_refused", False):
+            st.info(t("tokenization.preset.unknown"))
         st.selectbox(
             t("tokenization.preset"),
             list(preset_labels),
@@ -185,8 +203,11 @@ def corpus_controls() -> str | None:
         )
         upload = st.file_uploader(
             t("tokenization.upload"), type=["txt"], key="tok_upload",
+            max_upload_size=MAX_CORPUS_BYTES // (1024 * 1024),  # = server.maxUploadSize in .streamlit/config.toml
             help=t("tokenization.upload.help", mb=MAX_CORPUS_BYTES // (1024 * 1024)),
         )
+        # Streamlit's own "file too large" notice is English; the limit is said here in the page's language.
+        st.caption(t("tokenization.upload.limit", mb=MAX_CORPUS_BYTES // (1024 * 1024)))
         st.text_area(
             t("tokenization.corpus"),
             key=bind("tok_corpus", preset_text("seeds")),
@@ -221,9 +242,15 @@ def corpus_controls() -> str | None:
     try:
         if upload is not None:
             text = uploaded_corpus(upload.getvalue())
-            st.info(t("tokenization.upload.using", name=upload.name, chars=f"{len(text):,}"))
+            st.info(t("tokenization.upload.using", name=escape_markdown(upload.name), chars=f"{len(text):,}"))
             return text
-        return typed_corpus(kept("tok_corpus", ""))
+        typed = kept("tok_corpus", "")
+        if isinstance(typed, str) and len(typed) >= MAX_TYPED_CORPUS:
+            # The browser cuts a longer paste at max_chars without a word, and a crafted longer value
+            # is cut here: either way the student is told, and where a bigger corpus can go.
+            st.info(t("tokenization.corpus.cut", kept=f"{MAX_TYPED_CORPUS:,}"))
+            typed = typed[:MAX_TYPED_CORPUS]
+        return typed_corpus(typed)
     except CorpusProblem as problem:
         st.warning(t(f"tokenization.corpus.problem.{problem.code}", mb=MAX_CORPUS_BYTES // (1024 * 1024)))
         return None
@@ -234,18 +261,20 @@ def step_controls(last: int) -> int:
     step = min(max(int(kept("tok_merge_step", 0)), 0), last)
     keep("tok_merge_step", step)
     playing = bool(st.session_state.get("tok_playing", False))
-    cols = st.columns([1, 1, 1.3, 1, 1, 6])
-    cols[0].button("|◀", key="tok_first", on_click=go_to, args=(0,), disabled=step == 0,
-                   help=t("tokenization.step.first"), width="stretch")
-    cols[1].button("◀", key="tok_back", on_click=go_to, args=(max(step - 1, 0),), disabled=step == 0,
-                   help=t("tokenization.step.back"), width="stretch")
-    cols[2].button(t("tokenization.step.pause") if playing else t("tokenization.step.play"),
-                   key="tok_play", on_click=toggle_play, args=(step, last), width="stretch")
-    cols[3].button("▶", key="tok_forward", on_click=go_to, args=(min(step + 1, last),), disabled=step >= last,
-                   help=t("tokenization.step.forward"), width="stretch")
-    cols[4].button("▶|", key="tok_last", on_click=go_to, args=(last,), disabled=step >= last,
-                   help=t("tokenization.step.last"), width="stretch")
-    with cols[5]:
+    # One horizontal row that wraps only when it must: on a phone the five buttons stay in one
+    # row (st.columns would stack them one under the other below 640 px).
+    row = st.container(horizontal=True, gap="small", vertical_alignment="center", key="tok_step_row")
+    row.button("|◀", key="tok_first", on_click=go_to, args=(0,), disabled=step == 0,
+               help=t("tokenization.step.first"))
+    row.button("◀", key="tok_back", on_click=go_to, args=(max(step - 1, 0),), disabled=step == 0,
+               help=t("tokenization.step.back"))
+    row.button(t("tokenization.step.pause") if playing else t("tokenization.step.play"),
+               key="tok_play", on_click=toggle_play, args=(step, last))
+    row.button("▶", key="tok_forward", on_click=go_to, args=(min(step + 1, last),), disabled=step >= last,
+               help=t("tokenization.step.forward"))
+    row.button("▶|", key="tok_last", on_click=go_to, args=(last,), disabled=step >= last,
+               help=t("tokenization.step.last"))
+    with row.container(width="stretch"):
         st.slider(t("tokenization.step.slider"), min_value=0, max_value=last,
                   key=bind("tok_merge_step", step), on_change=save("tok_merge_step"),
                   label_visibility="collapsed")
@@ -302,7 +331,9 @@ def pair_frequencies(result: TrainResult, step: int) -> None:
               else "background-color: rgba(250, 200, 40, 0.22)" if r.status == "tie" else "" for r in rows]
     styled = frame.style.apply(lambda _: styles, axis=0)
     st.dataframe(styled, hide_index=True, width="stretch")
-    st.caption(t("tokenization.pairs.tie_rule"))
+    won = next((r for r in rows if r.status == "chosen"), rows[0])
+    st.caption(t("tokenization.pairs.tie_rule", left=display_token(won.left), right=display_token(won.right),
+                 count=won.count))
 
 
 def merge_list(result: TrainResult, step: int) -> None:
@@ -382,8 +413,8 @@ with part1:
         try:
             with st.spinner(t("tokenization.training")):
                 result, seconds = train(corpus, int(kept("tok_num_merges")), kept("tok_mode"))
-        except (ValueError, TypeError) as error:
-            st.warning(t("tokenization.train_failed", detail=str(error)))
+        except (ValueError, TypeError):  # the core's message is English: say it in the page's language
+            st.warning(t("tokenization.train_failed", most=MAX_MERGES))
     if result is not None:
         st.caption(t("tokenization.trained", merges=len(result.merges), words=len(result.words),
                      total=sum(f for _, f in result.words), seconds=f"{seconds:.2f}"))
@@ -537,8 +568,8 @@ with part2:
     st.markdown(t("tokenization.model.intro"))
     try:
         loaded_model = get_model(ctx.model_name)
-    except (FileNotFoundError, ValueError) as missing:
-        st.error(t("model.missing", detail=str(missing)))
+    except (CheckpointError, KeyError, FileNotFoundError, ValueError) as missing:  # KeyError: an unknown name
+        st.error(checkpoint_message(missing, ctx.model_name))
         loaded_model = None
     if loaded_model is not None:
         model_tokens(loaded_model)

@@ -27,6 +27,10 @@ SECTIONS: tuple[tuple[str | None, tuple[PageInfo, ...]], ...] = (
         PageInfo("self_attention", "pages/self_attention.py", "🔍"),
         PageInfo("multi_head_attention", "pages/multi_head_attention.py", "🧠"),
     )),
+    ("block", (
+        PageInfo("transformer_block", "pages/transformer_block.py", "🧱"),
+        PageInfo("whole_model", "pages/whole_model.py", "🏗️"),
+    )),
     ("output", (
         PageInfo("logits_sampling", "pages/logits_sampling.py", "🎲"),
         PageInfo("generation", "pages/generation.py", "🔁"),

@@ -8,6 +8,8 @@ the device in use. Durable choices live in ``ui.state`` so they survive page cha
 from __future__ import annotations
 
 from dataclasses import dataclass
+from html import escape
+from urllib.parse import urlencode
 
 import streamlit as st
 
@@ -31,6 +33,7 @@ class PageContext:
 
 def setup(page_id: str) -> PageContext:
     """Configure the page and draw the shared sidebar. Call it before anything else."""
+    state.read_url(page_id)  # once per session: a shared link's values (checked) come first
     state.init()
     page = nav.page_by_id(page_id)
     st.set_page_config(
@@ -42,6 +45,13 @@ def setup(page_id: str) -> PageContext:
         _navigation()
         st.divider()
         _controls()
+        _link(page_id)
+    _layout_css()
+    state.show_notes()
+    state.sync_url()
+    from ui.resources import require_model_or_stop  # a teacher's checkpoint: load it or say why not
+
+    require_model_or_stop(state.get(state.MODEL))
     return PageContext(
         page_id=page_id,
         lang=state.get(state.LANG),
@@ -49,6 +59,29 @@ def setup(page_id: str) -> PageContext:
         model_name=state.get(state.MODEL),
         seed=int(state.get(state.SEED)),
     )
+
+
+# Static CSS (no user text ever enters it). Phones: the Overview diagram keeps a readable
+# size and scrolls sideways instead of shrinking its text to ~7 px. Chinese: Streamlit's file
+# uploader has English text built in ("Drag and drop…", "… per file", "Upload"); it is
+# hidden and the page says the limit itself (the button keeps only its icon).
+_PHONE_CSS = """
+@media (max-width: 640px) {
+  [data-testid="stGraphVizChart"] { overflow-x: auto; }
+  /* Faceted charts (the head view: one fixed-width panel per head) cannot shrink: scroll them. */
+  [data-testid="stVegaLiteChart"] { overflow-x: auto; }
+  [data-testid="stGraphVizChart"] > div, [data-testid="stGraphVizChart"] svg { min-width: 760px; height: auto; }
+}
+"""
+_ZH_UPLOADER_CSS = """
+[data-testid="stFileUploaderDropzoneInstructions"] { display: none; }
+[data-testid="stFileUploaderDropzone"] button p, [data-testid="stFileUploaderDropzone"] button span + span { display: none; }
+"""
+
+
+def _layout_css() -> None:
+    css = _PHONE_CSS + (_ZH_UPLOADER_CSS if state.get(state.LANG) == "zh" else "")
+    st.html(f"<style>{css}</style>")
 
 
 def _navigation() -> None:
@@ -67,9 +100,99 @@ def _preset_widget_key() -> str:
 
 
 def _on_preset_change() -> None:
-    choice = st.session_state[_preset_widget_key()]
-    if choice != CUSTOM_PRESET:
-        state.put(state.PROMPT, PROMPT_PRESETS[choice].text)
+    choice = st.session_state.get(_preset_widget_key())
+    if choice == CUSTOM_PRESET:
+        return
+    preset = PROMPT_PRESETS.get(choice) if isinstance(choice, str) else None
+    if preset is None:  # a value no option offers (a crafted message): keep the prompt, say so
+        state.note("sidebar.preset")
+        return
+    state.put(state.PROMPT, preset.text)
+
+
+def view_query(page_id: str) -> str:
+    """``"?prompt=...&model=modern"`` for this view's non-default values ('' when all are defaults)."""
+    query = urlencode(state.view_params(page_id))
+    return f"?{query}" if query else ""
+
+
+# Graphviz draws the Overview's boxes as plain SVG links, which would reload the app and start
+# a new session. This script (no user text in it) sends a click on a box to the sidebar's
+# matching st.page_link instead, which Streamlit navigates inside the session.
+_IN_APP_LINKS_JS = r"""
+<script>
+(function () {
+  const doc = window.parent.document;
+  // This frame's functions stop running when the frame goes (another page): replace the old one.
+  if (doc.__tokenJourneyDiagramLinks) doc.removeEventListener("click", doc.__tokenJourneyDiagramLinks, true);
+  doc.__tokenJourneyDiagramLinks = function (event) {
+    const box = event.target.closest && event.target.closest('[data-testid="stGraphVizChart"] a');
+    if (!box) return;
+    const href = box.getAttribute("href") || box.getAttribute("xlink:href") || "";
+    const page = href.replace(/^\.\//, "").split("?")[0].split("#")[0];
+    if (!page) return;
+    const links = doc.querySelectorAll('[data-testid="stSidebar"] a[data-testid="stPageLink-NavLink"]');
+    for (const link of links) {
+      const path = new URL(link.href, doc.baseURI).pathname.replace(/\/$/, "");
+      if (path.endsWith("/" + page)) {
+        event.preventDefault();
+        event.stopPropagation();
+        link.click();
+        return;
+      }
+    }
+  };
+  doc.addEventListener("click", doc.__tokenJourneyDiagramLinks, true);
+})();
+</script>
+"""
+
+
+def in_app_links() -> None:
+    """Make the diagram's box links navigate inside the session (see ``_IN_APP_LINKS_JS``)."""
+    st.iframe(_IN_APP_LINKS_JS, height="content")
+
+
+def _model_label(name: str, lang: str) -> str:
+    label = translate(f"sidebar.model.{name}", lang)
+    return name if label.startswith("⟦") else label  # a foreign model is shown by its own name
+
+
+# The link box reads the browser's address, which ``state.sync_url`` keeps equal to the view
+# (also after a fragment's rerun, which does not redraw the sidebar). Only our own translated
+# labels go into this HTML, escaped; no user text.
+_LINK_HTML = """
+<div style="font-family: sans-serif; font-size: 14px; color-scheme: light dark;">
+  <input id="link" readonly aria-label="{label}" style="width: 100%; box-sizing: border-box; font-size: 12px;
+         padding: 4px; border: 1px solid #9aa7bf; border-radius: 4px; background: transparent; color: inherit;">
+  <button id="copy" type="button" style="margin-top: 6px; padding: 4px 10px; border: 1px solid #9aa7bf;
+          border-radius: 6px; background: transparent; color: inherit; cursor: pointer;">{copy}</button>
+  <span id="done" style="margin-left: 6px;"></span>
+</div>
+<script>
+(function () {{
+  const box = document.getElementById("link");
+  const show = function () {{ box.value = window.parent.location.href; }};
+  show();
+  setInterval(show, 400);
+  document.getElementById("copy").addEventListener("click", async function () {{
+    show();
+    box.select();
+    let ok = false;
+    try {{ await navigator.clipboard.writeText(box.value); ok = true; }} catch (e) {{ ok = document.execCommand("copy"); }}
+    document.getElementById("done").textContent = ok ? "{done}" : "";
+  }});
+}})();
+</script>
+"""
+
+
+def _link(page_id: str) -> None:
+    """A "copy link to this view" control (the browser's address, kept by ``state.sync_url``)."""
+    with st.expander(t("state.link")):
+        st.iframe(_LINK_HTML.format(label=escape(t("state.link")), copy=escape(t("state.link.copy")),
+                                    done=escape(t("state.link.copied"))), height="content")
+        st.caption(t("state.link.help"))
 
 
 def _controls() -> None:
@@ -106,8 +229,8 @@ def _controls() -> None:
     )
     st.selectbox(
         t("sidebar.model"),
-        list(state.BUILTIN_MODELS),
-        format_func=lambda name, lang=lang: translate(f"sidebar.model.{name}", lang),
+        list(state.available_model_names()),
+        format_func=lambda name, lang=lang: _model_label(name, lang),
         key=state.bind_widget(state.MODEL),
         on_change=state.commit(state.MODEL),
     )
@@ -120,15 +243,27 @@ def _controls() -> None:
         on_change=state.commit(state.SEED),
         help=t("sidebar.seed.help"),
     )
-    st.caption(t("sidebar.device", device=_device_name()))
+    st.toggle(
+        t("sidebar.presenter"),
+        key=state.bind_widget(state.PRESENTER),
+        on_change=state.commit(state.PRESENTER),
+        help=t("sidebar.presenter.help"),
+    )
+    device, description = _device_name()
+    if device == "cpu":  # "CPU (1 thread)" in the page's language, with a correct plural
+        import torch
+
+        threads = torch.get_num_threads()
+        description = t("sidebar.device.cpu_one" if threads == 1 else "sidebar.device.cpu", n=threads)
+    st.caption(t("sidebar.device", device=description))
 
 
 @st.cache_resource(show_spinner=False)
-def _device_name() -> str:
-    """The device the shared model runs on, e.g. "cpu — CPU (2 threads)"."""
+def _device_name() -> tuple[str, str]:
+    """The device the shared model runs on and its description, e.g. ("cpu", "CPU (2 threads)")."""
     from core.device import describe, pick
     from ui.resources import limit_cpu_threads
 
     limit_cpu_threads()  # before describe(), so the thread count shown is the one used
     device = pick()
-    return f"{device} — {describe(device)}"
+    return device, describe(device)

@@ -1,13 +1,34 @@
-"""Cached access to the model core.
+"""Shared, read-only access to the model core for every session of this server process.
 
-``cache_resource`` holds the one shared model per preset (never mutated: the core keeps
-no run state on modules, so concurrent students are safe); ``cache_data`` holds derived
-arrays keyed by (model, prompt), so moving a slider never re-runs the model.
+Models and everything derived from them live in ``core.registry`` objects held by this
+module, not in Streamlit's caches: a ``clear_cache`` back-message (which any browser can
+send, menu hidden or not) empties ``st.cache_data`` / ``st.cache_resource`` for the whole
+class, but cannot reach these.
+
+- ``get_model(name)``: the one loaded model per name (both built-ins start loading in a
+  background thread when this module is first imported; a page that needs one before it is
+  ready waits for that same load). ``available_model_names()`` lists what can be picked;
+  ``register(name, loader)`` adds a model (e.g. a foreign checkpoint).
+- ``run_prompt(model, prompt)``: one forward pass per (model, cleaned prompt), kept in a
+  bounded LRU and shared: every session gets the *same* ``PromptRun`` (numpy arrays
+  read-only, id/token lists ``FrozenList``), nothing is pickled or copied per rerun.
+- ``shared(model, key, compute)`` / ``add_precompute(key, fn)``: per-model data computed
+  once (at model load for hooks) and shared read-only; ``memo(maxsize)``: a bounded shared
+  cache for a page's pure functions (chart specs, derived tables) without per-call copies.
+
+After the built-ins are loaded and precomputed the long-lived heap is frozen
+(``gc.freeze()``): Streamlit collects garbage after every script run, and without the
+freeze each collection walks every object of torch, pandas, Altair and both models.
+``TOKEN_JOURNEY_GC_FREEZE=0`` turns it off (for before/after measurements).
 """
 
 from __future__ import annotations
 
+import gc
 import os
+import sys
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,10 +38,42 @@ import streamlit as st
 import core
 from core.checkpoint import CheckpointError
 from core.prompt import PromptProblem, clean_prompt
+from core.registry import (
+    SHUTTING_DOWN,
+    FrozenList,
+    ModelRegistry,
+    ResultCache,
+    UnknownModel,
+    freeze,
+    memo,
+    memo_misses,
+    start_worker,
+)
 from ui.i18n import t
+from ui.messages import checkpoint_message
 
+__all__ = [
+    "PromptRun",
+    "UnknownModel",
+    "add_precompute",
+    "available_model_names",
+    "get_model",
+    "memo",
+    "register",
+    "registry",
+    "run_prompt",
+    "run_prompt_or_stop",
+    "shared",
+]
 
 THREADS_ENV_VAR = "TOKEN_JOURNEY_THREADS"
+GC_FREEZE_ENV_VAR = "TOKEN_JOURNEY_GC_FREEZE"
+BACKGROUND_ENV_VAR = "TOKEN_JOURNEY_BACKGROUND_LOAD"
+RUN_CACHE_SIZE = 256  # distinct (model, prompt) traces kept at most ...
+RUN_CACHE_MB_ENV_VAR = "TOKEN_JOURNEY_RUN_CACHE_MB"
+# ... and at most this many MB of trace arrays (a built-in's trace: 0.25 MB for 6 tokens, 9.5 MB
+# at n_ctx = 128; the newest run is always kept), so memory stays flat over a lesson.
+RUN_CACHE_MB = int(os.environ.get(RUN_CACHE_MB_ENV_VAR, "96"))
 
 
 def limit_cpu_threads() -> None:
@@ -36,42 +89,170 @@ def limit_cpu_threads() -> None:
     torch.set_num_threads(max(1, int(os.environ.get(THREADS_ENV_VAR, "1"))))
 
 
-@st.cache_resource(show_spinner=False)
+# --- the process-wide registry -------------------------------------------------------------
+
+_REGISTRY = ModelRegistry()
+_RUNS = ResultCache(maxsize=RUN_CACHE_SIZE, max_bytes=RUN_CACHE_MB * 1024 * 1024)
+_BUILTINS: tuple[str, ...] = tuple(core.BUILTIN_PRESETS)
+
+
+def _builtin_loader(name: str) -> Callable[[], Any]:
+    def load() -> Any:
+        limit_cpu_threads()
+        return core.load_builtin(name)
+
+    load.__name__ = f"load_builtin_{name}"
+    return load
+
+
+for _name in _BUILTINS:
+    _REGISTRY.register(_name, _builtin_loader(_name))
+
+
+# --- foreign checkpoints the teacher named at server start (core.model_catalog) ------------
+
+
+def _foreign_loader(name: str, folder: Any) -> Callable[[], Any]:
+    def load() -> Any:
+        from core.hf_models import load_hf_model
+
+        limit_cpu_threads()
+        return load_hf_model(folder, name=name)  # a ForeignModelError says what is wrong, translated by ui.messages
+
+    load.__name__ = f"load_foreign_{name}"
+    return load
+
+
+def _register_catalogue() -> dict[str, Any]:
+    from core.model_catalog import load_catalogue
+
+    catalogue = load_catalogue(reserved=_BUILTINS)
+    for problem in catalogue.problems:  # the teacher's typo: the server log says which entry was skipped
+        print(f"[token-journey] models: {problem}", file=sys.stderr)
+    return dict(catalogue.models)
+
+
+_FOREIGN: dict[str, Any] = {}
+
+
+def add_foreign(name: str, folder: Any) -> None:
+    """Serve a checkpoint folder under ``name`` (server start and tests only: never from a widget)."""
+    if name in _BUILTINS:
+        raise ValueError(f"{name!r} is a built-in model name")
+    _REGISTRY.register(name, _foreign_loader(name, folder), replace=True)
+    _FOREIGN[name] = folder
+
+
+for _name, _folder in _register_catalogue().items():
+    add_foreign(_name, _folder)
+
+
+def foreign_model_names() -> list[str]:
+    """The teacher's configured checkpoints (``TOKEN_JOURNEY_MODELS`` / ``models.toml``), in order."""
+    return list(_FOREIGN)
+
+
+def is_foreign(name: str) -> bool:
+    return name in _FOREIGN
+
+
+def require_model_or_stop(name: str) -> None:
+    """Load the chosen model (others keep serving meanwhile) or explain, translated, why it cannot be."""
+    from core.hf_models import ForeignModelError
+    from ui.messages import foreign_model_message
+
+    if name not in _FOREIGN or _REGISTRY.is_loaded(name):
+        return
+    try:
+        with st.spinner(t("foreign.loading", name=name)):
+            _REGISTRY.get(name)
+    except ForeignModelError as error:
+        st.error(foreign_model_message(error, name))
+        st.info(t("foreign.builtins_still_work"))
+        st.stop()
+
+
+def registry() -> ModelRegistry:
+    """The process' model registry (for helpers that need more than ``get_model``)."""
+    return _REGISTRY
+
+
+def register(name: str, loader: Callable[[], Any], *, replace: bool = False) -> None:
+    """Make another model selectable: ``loader()`` returns a ``LoadedModel``-like object.
+
+    It is called at most once, on first use (or ``registry().load_in_background([name])``).
+    """
+    _REGISTRY.register(name, loader, replace=replace)
+
+
+def available_model_names() -> list[str]:
+    """Every registered model, built-ins first, in registration order."""
+    return _REGISTRY.names()
+
+
+def builtin_model_names() -> list[str]:
+    return list(_BUILTINS)
+
+
 def get_model(name: str) -> Any:
-    """The loaded built-in preset (``core.load_builtin``), shared by every session."""
-    limit_cpu_threads()
-    return core.load_builtin(name)
+    """The loaded model ``name`` shared by every session (never mutate it).
+
+    Raises ``UnknownModel`` (a ``KeyError``) for a name that was never registered and
+    ``CheckpointError`` for a broken checkpoint.
+    """
+    return _REGISTRY.get(name)
+
+
+def add_precompute(key: str, fn: Callable[[Any], Any]) -> None:
+    """Compute ``fn(loaded)`` once per model, right after its load, shared read-only."""
+    _REGISTRY.add_precompute(key, fn)
+
+
+def shared(model_name: str, key: str, compute: Callable[[Any], Any] | None = None) -> Any:
+    """Per-model shared data under ``key`` (a precompute hook's result, or ``compute(loaded)`` once)."""
+    return _REGISTRY.derived(model_name, key, compute)
+
+
+# --- one forward pass per (model, prompt) --------------------------------------------------
 
 
 @dataclass(frozen=True)
 class PromptRun:
-    """One forward pass over the sidebar prompt, as plain numpy."""
+    """One forward pass over the sidebar prompt, as plain numpy (shared: read-only)."""
 
     model_name: str
     text: str
-    ids: list[int]
-    tokens: list[str]
-    logits: np.ndarray  # (pos, vocab)
-    trace: dict[str, np.ndarray]
-    truncated_from: int | None  # original token count when the prompt was cut to n_ctx
+    ids: list[int]  # a FrozenList
+    tokens: list[str]  # a FrozenList
+    logits: np.ndarray  # (pos, vocab), read-only
+    trace: dict[str, np.ndarray]  # read-only arrays
+    truncated_from: int | None  # original token count when the prompt was cut to n_ctx − 1
 
     def labels(self) -> list[str]:
         """Unique, readable axis labels: ``"3·首都"`` (position · token)."""
         return [f"{i}·{tok}" for i, tok in enumerate(self.tokens)]
 
 
-@st.cache_data(max_entries=256, show_spinner=False)
-def _run(model_name: str, text: str) -> PromptRun:
+def _compute_run(model_name: str, text: str) -> PromptRun:
     loaded = get_model(model_name)
     ids = loaded.tokenizer.encode(text)
-    n_ctx = loaded.config.n_ctx
+    keep = max(1, loaded.config.n_ctx - 1)  # one place stays free, so Generation can always write a token
     truncated_from = None
-    if len(ids) > n_ctx:
+    if len(ids) > keep:
         truncated_from = len(ids)
-        ids = ids[-n_ctx:]  # keep the end: it is what the next token depends on
+        ids = ids[-keep:]  # keep the end: it is what the next token depends on
     logits, trace = loaded.model.run_with_trace(ids)
-    tokens = [loaded.tokenizer.decode([i]) for i in ids]
-    return PromptRun(model_name, text, ids, tokens, logits, trace, truncated_from)
+    show = getattr(loaded.tokenizer, "display_tokens", None)  # a checkpoint's own tokenizer: readable byte tokens
+    tokens = show(ids) if show is not None else [loaded.tokenizer.decode([i]) for i in ids]
+    return PromptRun(model_name, text, FrozenList(ids), FrozenList(tokens), freeze(logits), freeze(trace),
+                     truncated_from)
+
+
+def _run(model_name: str, text: str) -> PromptRun:
+    """The shared run for an already cleaned prompt (computed once, however many ask at once)."""
+    if model_name not in _REGISTRY:
+        raise UnknownModel(model_name)
+    return _RUNS.get_or_compute((model_name, text), lambda: _compute_run(model_name, text))
 
 
 def run_prompt(model_name: str, prompt: str) -> PromptRun:
@@ -87,9 +268,104 @@ def run_prompt_or_stop(model_name: str, prompt: str) -> PromptRun:
     except PromptProblem as problem:
         st.warning(t(f"prompt.problem.{problem.code}"))
         st.stop()
-    except CheckpointError as broken:  # missing or corrupt files: say which and how to retrain
-        st.error(t("model.missing", detail=str(broken)))
+    except (CheckpointError, UnknownModel) as broken:  # which file is at fault and how to rebuild it
+        st.error(checkpoint_message(broken, model_name))
         st.stop()
     if run.truncated_from is not None:
-        st.info(t("prompt.truncated", n=run.truncated_from, kept=len(run.ids)))
+        st.info(t("prompt.truncated", n=run.truncated_from, kept=len(run.ids), n_ctx=len(run.ids) + 1))
     return run
+
+
+# --- start: background load, then freeze the long-lived heap --------------------------------
+
+_FROZEN_LOCK = threading.Lock()
+_STARTED = threading.Event()
+
+
+def _freeze_heap(_name: str = "", _loaded: Any = None) -> None:
+    """Move every object alive now into the collector's permanent generation."""
+    if os.environ.get(GC_FREEZE_ENV_VAR, "1") == "0":
+        return
+    with _FROZEN_LOCK:
+        gc.collect()
+        gc.freeze()
+
+
+REFREEZE_EVERY_S = 20.0
+
+
+def _refreeze_while_serving() -> None:
+    """Freeze again whenever the shared caches have grown (checked every 20 s).
+
+    Results cached after the first freeze (traces, chart specs: many small Python objects)
+    would otherwise be walked by every post-script collection again. A collection runs first,
+    so garbage is not frozen; refcounting still frees frozen objects that caches drop.
+    """
+    seen = -1
+    while not SHUTTING_DOWN.wait(REFREEZE_EVERY_S):
+        grown = _RUNS.misses + memo_misses()
+        if grown != seen:
+            seen = grown
+            _freeze_heap()
+
+
+def _warm_imports() -> None:
+    """Import what the pages import, so it is loaded before the heap is frozen."""
+    import altair  # noqa: F401
+    import pandas  # noqa: F401
+    import plotly.graph_objects  # noqa: F401
+    import pyarrow  # noqa: F401
+
+    import ui.charts.attention  # noqa: F401
+    import ui.charts.output  # noqa: F401
+    import ui.charts.positional  # noqa: F401
+    import ui.charts.tokens  # noqa: F401
+    import ui.charts.vectors  # noqa: F401
+
+
+def start_background_load() -> None:
+    """Load both built-ins (and run every precompute hook) on a daemon thread, once per process."""
+    if _STARTED.is_set():
+        return
+    _STARTED.set()
+    if os.environ.get(BACKGROUND_ENV_VAR, "1") == "0":
+        return
+
+    def work() -> None:
+        try:
+            _warm_imports()
+        except Exception:  # an optional chart library missing: the page that needs it says so
+            pass
+        for name in _BUILTINS:
+            if SHUTTING_DOWN.is_set():
+                return
+            try:
+                _REGISTRY.get(name)
+            except Exception:  # a broken checkpoint: the page that asks shows the message
+                continue
+            _REGISTRY.wait_ready(name, timeout=120)
+        _freeze_heap()
+        if os.environ.get(GC_FREEZE_ENV_VAR, "1") != "0":
+            _refreeze_while_serving()
+
+    start_worker(work, "token-journey-start")
+
+
+def _name_of(loaded: Any) -> str | None:
+    """The registry name under which ``loaded`` was loaded."""
+    for name in _REGISTRY.names():
+        if _REGISTRY.is_loaded(name) and _REGISTRY.get(name) is loaded:
+            return name
+    return None
+
+
+def _register_precompute() -> None:
+    from ui.precompute import hooks
+
+    for key, fn in hooks(run_prompt, _name_of).items():
+        _REGISTRY.add_precompute(key, fn)
+
+
+_register_precompute()
+_REGISTRY.on_ready(lambda name, _loaded: name in _BUILTINS or _freeze_heap())  # a model added later
+start_background_load()

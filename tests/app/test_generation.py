@@ -173,11 +173,24 @@ def test_bad_prompt_gets_a_message_not_a_crash(bad: str) -> None:
     assert at.warning
 
 
-def test_a_prompt_that_fills_the_context_is_refused_in_words() -> None:
-    at = open_page(PAGE, lang="en", prompt="hello " * 300)  # more tokens than n_ctx: cut to n_ctx
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_prompt_longer_than_the_context_still_generates(lang: str) -> None:
+    """[W2-E] 4: the prompt is cut to n_ctx − 1 tokens (said in the page's language), so one
+    place stays free and generation can always write a token."""
+    from core.prompt import clean_prompt
+    from ui.i18n import translate
+
+    prompt = "hello " * 300  # far more tokens than n_ctx
+    loaded = core.load_builtin("classic")
+    n_ctx, n = loaded.config.n_ctx, len(loaded.tokenizer.encode(clean_prompt(prompt).text))
+    at = open_page(PAGE, lang=lang, prompt=prompt)
     assert_clean(at)
-    assert any("cannot start" in w.value for w in at.warning)
-    assert at.button(key="generation_next").disabled
+    said = translate("prompt.truncated", lang, n=n, kept=n_ctx - 1, n_ctx=n_ctx)
+    assert said in [i.value for i in at.info], [i.value for i in at.info]
+    assert not at.warning, [w.value for w in at.warning]
+    assert not at.button(key="generation_next").disabled
+    _next(at, 1)
+    assert len(at.session_state["gen_steps"]) == 1
     assert "40.96 MB" in {m.value for m in at.metric}  # the calculator still works
 
 
@@ -191,3 +204,40 @@ def test_modern_model_generates_and_changing_model_resets() -> None:
     assert any("started over" in info.value for info in at.info)
     _next(at, 2)
     assert len(at.session_state["gen_steps"]) == 2
+
+
+def _vega_by_title(at: AppTest, words: str) -> dict:
+    for chart in at.get("vega_lite_chart"):
+        spec = json.loads(chart.proto.spec)
+        if words in json.dumps(spec.get("title", ""), ensure_ascii=False):
+            return spec
+    raise AssertionError(f"no chart titled with {words!r}")
+
+
+def _encodings(spec: dict) -> list[dict]:
+    layers = spec.get("layer", [spec])
+    return [layer.get("encoding", {}) for layer in layers] + [spec.get("encoding", {})]
+
+
+def test_probability_axes_end_at_one_and_timeline_labels_do_not_overlap() -> None:
+    at = open_page(PAGE, lang="en")
+    at.button(key="generation_run").click().run()
+    assert_clean(at)
+    _assert_valid_charts(at)
+    timeline = _vega_by_title(at, translate_en("generation.chart.timeline.title"))
+    x = next(e["x"] for e in _encodings(timeline) if "x" in e)
+    assert x["field"] == "tick" and x["axis"]["labelOverlap"] == "greedy"  # tokens as rotated axis labels
+    assert not any(layer.get("mark", {}).get("type") == "text" for layer in timeline.get("layer", []))
+    for spec in (timeline, _vega_by_title(at, "the five most likely tokens")):
+        domains = [e[c]["scale"]["domain"] for e in _encodings(spec) for c in ("x", "y")
+                   if c in e and isinstance(e[c], dict) and "domain" in e[c].get("scale", {})]
+        assert domains and all(d[1] <= 1.0 for d in domains), domains
+    growth = _vega_by_title(at, "∝")
+    assert "straight line" not in json.dumps(growth["title"])
+    assert any("slope 1" in c.value for c in at.caption)  # the caption says what the log-log axes show
+
+
+def translate_en(key: str, **kw: object) -> str:
+    from ui.i18n import translate
+
+    return translate(key, "en", **kw)

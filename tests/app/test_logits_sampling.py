@@ -71,9 +71,9 @@ def test_defaults_show_the_full_vocabulary_and_the_seed_framing() -> None:
     # The tail bar says how many other tokens the softmax covers: the whole vocabulary.
     top = _chart_titled(at, "next-token probabilities")
     assert "of " in top["title"] and "(all other" in json.dumps(top, ensure_ascii=False)
-    seed_table = next(f.value for f in at.dataframe if "Notes: probability" in f.value.columns)
+    seed_table = next(f.value for f in at.dataframe if "Textbook: probability" in f.value.columns)
     assert list(seed_table["Word"]) == ["巴黎", "伦敦", "柏林", "苹果"]
-    assert list(seed_table["Notes: probability"])[:2] == ["0.86", "0.04"]
+    assert list(seed_table["Textbook: probability"])[:2] == ["0.86", "0.04"]
     # The live model tells the same story: 巴黎 first, 伦敦 far lower.
     live = dict(zip(seed_table["Word"], seed_table["Live: probability"].astype(float)))
     assert list(seed_table["Live: rank"])[0] == 1
@@ -179,3 +179,21 @@ def test_modern_model_renders_too() -> None:
     assert "modern" in at.selectbox(key="w_model").value
     spec = _chart_titled(at, "Top 5 tokens per layer")
     assert "block 3" in json.dumps(spec, ensure_ascii=False)
+
+
+def test_temperature_zero_labels_follow_the_logits() -> None:
+    # T = 0 with top-k = 3: the 3 best logits survive top-k (not the 3 lowest ids); of those
+    # only the argmax keeps probability, the other two are labelled greedy, never "kept".
+    at = open_page(PAGE, lang="en")
+    at.slider(key="logits_sampling_temperature").set_value(0.0).run()
+    at.number_input(key="logits_sampling_top_k").set_value(3).run()
+    assert_clean(at)
+    status = list(next(f.value for f in at.dataframe if "Status" in f.value.columns)["Status"])
+    assert status[:3] == ["kept", "not the top token (T = 0)", "not the top token (T = 0)"]
+    assert set(status[3:]) == {"cut by top-k"}
+    from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
+
+    element = next(c for c in at.get("vega_lite_chart") if "after the knobs" in json.loads(c.proto.spec).get("title", ""))
+    rows = convert_arrow_bytes_to_pandas_df(element.proto.datasets[0].data.data)
+    notes = {n for n in rows["note"] if n}
+    assert "✂ kept" not in notes and "✂ not the top token (T = 0)" in notes

@@ -120,9 +120,18 @@ def test_grid_holds_every_head_with_its_label() -> None:
         np.testing.assert_allclose(z[visible], patterns[layer, head][visible], atol=1e-6)
         assert np.isnan(z[~visible]).all()  # the causal triangle is left empty
     titles = [a["text"] for a in fig["layout"]["annotations"]]
-    for b in behaviours:
-        label = translate(f"multi_head_attention.behaviour.{b.label}", "en")
-        assert any(t.startswith(f"L{b.layer} H{b.head} · {label}") for t in titles), (b, titles)
+    assert titles == [f"L{b.layer} H{b.head}" for b in behaviours]  # short: no overlap on a phone
+    # The labels live in the clickable layers × heads picker: each cell is its head's top score.
+    element = next(c for c in at.get("vega_lite_chart")
+                   if "Click a head" in json.dumps(json.loads(c.proto.spec).get("title", "")))
+    picker = json.loads(element.proto.spec)
+    rows = convert_arrow_bytes_to_pandas_df(element.proto.datasets[0].data.data).to_dict("records")
+    assert [(r["layer"], r["head"]) for r in rows] == [(b.layer, b.head) for b in behaviours]
+    for row, b in zip(rows, behaviours):
+        assert row["label"] == translate(f"multi_head_attention.behaviour.{b.label}", "en")
+        assert row["score"] == pytest.approx(max(b.scores.values()))
+    assert any(p.get("name") == "head_pick" and p.get("select", {}).get("type") == "point"
+               for p in picker.get("params", []))
     at.toggle(key="mha_grid").set_value(False).run()
     assert not at.get("plotly_chart")
 
@@ -201,3 +210,29 @@ def test_the_modern_model_shows_its_own_heads() -> None:
     np.testing.assert_allclose(got, expected, atol=1e-6)
     classic = trace_of(PROMPT, "classic")[names.act_name("pattern", layer=0)][0]
     assert not np.allclose(expected, classic, atol=1e-3)
+
+
+def test_clicking_a_head_in_the_grid_selects_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    # AppTest cannot click a Vega chart: the selection state a click produces is given to the
+    # page instead (the same dict Streamlit stores under the chart's key), then the page reruns.
+    import streamlit as st
+
+    at = open_page(PAGE, prompt=PROMPT)
+    assert at.selectbox(key="mha_layer").value == 0 and at.selectbox(key="mha_head").value == 0
+    real_get = st.session_state.__class__.get
+
+    def fake_get(self, key, default=None):  # noqa: ANN001, ANN202
+        if key == "mha_pick":
+            return {"selection": {"head_pick": [{"layer": 1, "head": 2}]}}
+        return real_get(self, key, default)
+
+    monkeypatch.setattr(st.session_state.__class__, "get", fake_get)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.selectbox(key="mha_layer").value == 1 and at.selectbox(key="mha_head").value == 2
+    enlarged = translate("multi_head_attention.heatmap.title", "en", layer=1, head=2,
+                         kind=translate("multi_head_attention.kind.weights", "en"))
+    assert any(json.loads(c.proto.spec).get("title") == enlarged for c in at.get("vega_lite_chart"))
+    at.run()  # the same (kept) selection is not applied again: the boxes stay free to change
+    at.selectbox(key="mha_head").set_value(3).run()
+    assert at.selectbox(key="mha_head").value == 3

@@ -148,3 +148,15 @@ def test_rope_score_depends_only_on_the_offset() -> None:
     at.slider(key="pe_rope_n").set_value(27).run()
     panels = plotly_by_title(at, "Each pair of q turned by m·θ (m = 30)")
     assert "(m − n)·θ = 171.9°" in json.dumps(panels["layout"]["annotations"], ensure_ascii=False)
+
+
+def test_the_three_prompt_heatmaps_share_one_colour_scale() -> None:
+    at = open_positional(model="classic")
+    assert_clean(at)
+    ranges = set()
+    for title in ("Token embeddings (what the token is)", "Positional encodings (where it is)",
+                  "Sum = block input (both at once)"):
+        heat = plotly_by_title(at, title)["data"][0]
+        assert heat["zmin"] == -heat["zmax"]
+        ranges.add((heat["zmin"], heat["zmax"]))
+    assert len(ranges) == 1, ranges  # the same colour is the same number in all three

@@ -40,8 +40,11 @@ def matrix_of(frame: pd.DataFrame, rows: list[str], cols: list[str]) -> np.ndarr
 
 def weights_chart(at: AppTest, lang: str = "en") -> np.ndarray:
     frame = charts(at)[translate("self_attention.chart.weights", lang)]
-    tokens = list(am.SEED_TOKENS)
-    return matrix_of(frame, tokens, tokens)
+    return matrix_of(frame, example(lang), example(lang))
+
+
+def example(lang: str) -> list[str]:
+    return list(am.SEED_TOKENS) if lang == "zh" else ["I", "love", "you"]  # the example follows the language
 
 
 def code_text(at: AppTest) -> str:
@@ -73,7 +76,7 @@ def test_defaults_reproduce_the_seeds_row_of_wo(lang: str) -> None:
     weights = weights_chart(at, lang)
     np.testing.assert_allclose(weights[0], [0.155, 0.422, 0.422], atol=5e-4)
     scores = charts(at)[translate("self_attention.chart.scores", lang)]
-    np.testing.assert_array_equal(matrix_of(scores, list(am.SEED_TOKENS), list(am.SEED_TOKENS)),
+    np.testing.assert_array_equal(matrix_of(scores, example(lang), example(lang)),
                                   [[2, 3, 3], [2, 4, 4], [1, 2, 3]])
     assert any("15.5%" in m.value and "42.2%" in m.value for m in at.markdown)
 
@@ -189,7 +192,7 @@ def test_multi_head_split_and_heads() -> None:
 
     assert head_charts(at) == 2
     head1 = charts(at)[translate("self_attention.mh.head_weights", "en", h=1)]
-    tokens = list(am.SEED_TOKENS)
+    tokens = example("en")
     expected = am.multi_head_steps(am.SEED_MULTIHEAD_X, 2).weights[0]
     np.testing.assert_allclose(matrix_of(head1, tokens, tokens), expected, atol=1e-9)
     at.selectbox(key="sa_mh_heads").set_value(3).run()
@@ -202,3 +205,25 @@ def test_page_prose_has_no_missing_keys(lang: str) -> None:
     at = open_page(PAGE, lang=lang)
     body = " ".join([*(m.value for m in at.markdown), *(c.value for c in at.caption), *(e.value for e in at.info)])
     assert "⟦" not in body
+
+
+def test_toy_example_follows_the_language_and_the_typed_tokens() -> None:
+    at = open_page(PAGE, lang="en")
+    assert_clean(at)
+    assert at.text_input(key="w_sa_tokens").value == "I love you" if any(
+        w.key == "w_sa_tokens" for w in at.text_input) else True
+    intro = next(m.value for m in at.markdown if "three-token example" in m.value)
+    assert "**I love you**" in intro
+    assert "Q₀ · K₀ = 1×0 + 0×1 + 2×1 = 2   ← I → I" in code_text(at)  # same numbers, English tokens
+    # Switch to Chinese: the untouched example becomes 我 爱 你.
+    at.session_state["lang"] = "zh"
+    at.run()
+    assert_clean(at)
+    intro = next(m.value for m in at.markdown if "三个词元的例子" in m.value)
+    assert "**我 爱 你**" in intro
+    # Typed tokens: the intro and the notes follow them.
+    tokens_box = next(w for w in at.text_input if "sa_tokens" in str(w.key))
+    tokens_box.set_value("猫 吃 鱼").run()
+    assert_clean(at)
+    assert "**猫 吃 鱼**" in next(m.value for m in at.markdown if "三个词元的例子" in m.value)
+    assert any("猫" in c.value and "吃" in c.value for c in at.caption)  # the source note names them

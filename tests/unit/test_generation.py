@@ -21,6 +21,7 @@ from core.generation import (
     start_generation,
 )
 from core.model import GPTConfig, build_model
+from tests.floats import assert_close32, f32_tolerance
 
 torch.set_num_threads(1)
 
@@ -37,14 +38,15 @@ def test_cached_logits_equal_full_recompute(config: GPTConfig) -> None:
     model = build_model(config, seed=2).eval()
     state, reports = generate(model, PROMPT, eos_id=None, settings=GenerationSettings(temperature=1.0, seed=3, max_new_tokens=12))
     assert len(reports) == 12
+    scale = np.abs(model.logits(PROMPT)).max()  # float32 rounding follows the logits' size (tests/floats.py)
     for report in reports:
-        assert report.max_abs_logit_diff <= 1e-5
+        assert report.max_abs_logit_diff <= f32_tolerance(scale, ulps=256)
     # Independently: the cached path, token by token, against a plain traced forward.
     logits, cache = prefill(model, PROMPT)
     ids = list(PROMPT)
     for token in state.generated_ids:
         full, _ = model.run_with_trace(ids)
-        np.testing.assert_allclose(logits, full[-1], atol=1e-5)
+        assert_close32(logits, full[-1], ulps=256)
         ids.append(token)
         with torch.inference_mode():
             out, past = model(torch.tensor([[token]], device=model.device), past_kv=cache.past)
@@ -155,3 +157,30 @@ def test_bad_prompts_raise() -> None:
         start_generation(model, [])
     with pytest.raises(ValueError, match="outside the vocabulary"):
         start_generation(model, [1, 99])
+
+
+def test_timing_is_a_median_of_warm_repetitions(monkeypatch: pytest.MonkeyPatch) -> None:
+    import core.generation as gen
+
+    assert gen.TIMING_REPEATS >= 20 and GenerationSettings().timing_repeats == gen.TIMING_REPEATS
+    model = build_model(GPTConfig.tiny(), seed=1).eval()
+    calls: list[int] = []
+    real_forward = gen._forward
+
+    def counting(model_, ids, past):  # noqa: ANN001, ANN202
+        calls.append(len(ids))
+        return real_forward(model_, ids, past)
+
+    monkeypatch.setattr(gen, "_forward", counting)
+    # A fake clock: the 21 timed runs last 1 ... 21 "seconds" in a shuffled order -> median 11
+    # (the mean would be 11 too, so one run is made very slow: the median ignores it).
+    durations = [float(d) for d in np.random.default_rng(0).permutation(np.arange(1, 22))]
+    durations[durations.index(21.0)] = 1000.0
+    ticks = iter([x for d in durations for x in (0.0, d)])
+    monkeypatch.setattr(gen.time, "perf_counter", lambda: next(ticks))
+    logits, _, seconds = gen.timed_forward(model, PROMPT, None)
+    assert len(calls) == 1 + gen.TIMING_REPEATS  # one warm-up, then the timed runs
+    assert seconds == pytest.approx(11.0)
+    assert_close32(logits.numpy(), model.logits(PROMPT)[-1], ulps=256)
+    with pytest.raises(ValueError, match="timing_repeats"):
+        GenerationSettings(timing_repeats=0)

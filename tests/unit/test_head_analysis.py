@@ -50,10 +50,11 @@ def test_scores_are_the_mean_weights() -> None:
     assert s["previous_token"] == pytest.approx((0.6 + 0.4) / 2)
     assert s["first_token"] == pytest.approx((0.2 + 0.1) / 2)
     assert s["self"] == pytest.approx((0.2 + 0.4) / 2)
-    h = lambda r: -(r[r > 0] * np.log(r[r > 0])).sum()  # noqa: E731
-    expected_broad = (h(p[2]) / np.log(3) + h(p[3]) / np.log(4)) / 2
+    expected_broad = ((1 - 0.6) / (1 - 1 / 3) + (1 - 0.4) / (1 - 1 / 4)) / 2  # 1 − largest weight, scaled
     assert s["broad"] == pytest.approx(expected_broad)
-    assert ha.label_head(p).label == "previous_token"
+    # The label is the top score, always: broad 0.70 beats previous-token 0.50 here.
+    result = ha.label_head(p)
+    assert (result.label, result.score) == ("broad", pytest.approx(max(s.values())))
 
 
 def test_mixed_and_too_short() -> None:
@@ -214,3 +215,20 @@ def test_coref_shift_by_hand() -> None:
     # Small sentence: 0.5 on the container (its answer), 0.2 on the fruit -> leans −0.3 to the fruit.
     assert ha.coref_shift(probe(0.6, 0.1), probe(0.5, 0.2))[0, 0] == pytest.approx(0.8)
     assert ha.coref_shift(probe(0.3, 0.3), probe(0.3, 0.3))[0, 0] == pytest.approx(0.0)  # ignores the trait
+
+
+def test_label_is_always_the_top_score_of_its_own_table() -> None:
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        n = int(rng.integers(3, 9))
+        logits = rng.normal(0, float(rng.uniform(0.1, 4)), size=(n, n))
+        logits[np.triu_indices(n, 1)] = -np.inf
+        p = np.exp(logits - logits.max(axis=1, keepdims=True))
+        p /= p.sum(axis=1, keepdims=True)
+        b = ha.label_head(p)
+        top = max(b.scores.values())
+        assert b.score == pytest.approx(top)
+        if b.label != ha.MIXED:
+            assert b.scores[b.label] == top
+        else:
+            assert top < ha.LABEL_THRESHOLD

@@ -194,3 +194,15 @@ def test_sample_is_repeatable_and_follows_the_distribution() -> None:
 def test_sample_validation(probs: list, n: int, seed: int, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         sample(np.array(probs, dtype=float), n=n, seed=seed)
+
+
+def test_top_k_ranks_on_logits_not_on_tempered_ties() -> None:
+    # At T = 0 the tempered probabilities are one-hot: ranking them would keep ids 0, 1, 2.
+    steps = sampling_steps([3, 0.5, 2, 1, 2.5], 0.0, 3)
+    np.testing.assert_array_equal(np.flatnonzero(~steps.cut_by_top_k), [0, 2, 4])
+    np.testing.assert_array_equal(steps.final_probs, [1, 0, 0, 0, 0])
+    # A tiny T underflows every non-max probability to 0: still ranked on the logits.
+    tiny = sampling_steps([3, 0.5, 2, 1, 2.5], 1e-4, 3)
+    np.testing.assert_array_equal(np.flatnonzero(~tiny.cut_by_top_k), [0, 2, 4])
+    # Equal logits: the lower id keeps the place.
+    np.testing.assert_array_equal(np.flatnonzero(~sampling_steps([1, 2, 2, 0], 0.0, 2).cut_by_top_k), [1, 2])

@@ -64,3 +64,31 @@ def test_pipeline_dot_cannot_be_broken_by_user_text() -> None:
                              "logits", "softmax", "sample", "append")}
     dot = pipeline_dot(_values('"]; evil [label="x'), labels, {})
     assert '\\"]; evil [label=\\"x' in dot
+
+
+def _labels() -> dict[str, str]:
+    return {k: k.upper() for k in ("text", "tokenizer", "ids", "embed", "pos", "add", "block", "ln1",
+                                   "attn", "resid1", "ln2", "mlp", "resid2", "ln_final", "lm_head",
+                                   "logits", "softmax", "sample", "append", "add_rope")}
+
+
+def test_rope_overview_rotates_q_k_and_adds_nothing() -> None:
+    import dataclasses
+
+    rope = dataclasses.replace(_values("法国的"), positional="rope", norm="rmsnorm", mlp="swiglu")
+    dot = pipeline_dot(rope, _labels(), {})
+    assert "pos -> add;" not in dot and "pos -> add [style=invis]" in dot  # nothing flows into the sum
+    assert 'pos -> attn [style=dashed, constraint=false, label="rotates q, k"]' in dot
+    assert "RoPE: rotates q, k in attention" in dot and "ADD_ROPE" in dot and "(nothing added)" in dot
+    learned = pipeline_dot(_values("法国的"), _labels(), {})
+    assert "pos -> add;" in learned and "pos -> attn" not in learned and "ADD_ROPE" not in learned
+
+
+def test_pipeline_dot_translates_small_words_and_kinds() -> None:
+    words = {"heads": "个头", "vocab": "词表", "residual": "残差", "top": "最高"}
+    kinds = {"sinusoidal": "正弦位置编码", "layernorm": "层归一化", "gelu": "GELU 激活"}
+    dot = pipeline_dot(_values("法国的"), _labels(), {}, words=words, kinds=kinds, font_size=15)
+    for english in ("heads", "vocab", "residual", "top:", "sinusoidal", "layernorm", '"gelu'):
+        assert english not in dot
+    assert "4 个头" in dot and "正弦位置编码: 2 × 128" in dot and 'label="残差"' in dot
+    assert "fontsize=15" in dot

@@ -87,3 +87,26 @@ def test_token_count_curve_marks_the_current_step() -> None:
     with pytest.raises(ValueError):
         token_count_curve([0], [1, 2], words=1, vocab_sizes=[1], current=0, title="t", x_title="x",
                           total_title="a", per_word_title="b", vocab_title="c")
+
+
+def test_colour_identifies_the_token_among_the_first_20() -> None:
+    from core.tokenizer import train_bpe
+    from ui.charts.tokens import CHIP_PALETTE, chip_colors
+
+    # The tokens the issue saw sharing one colour, plus every chip of the classic corpus at
+    # each training step: distinct tokens on one chart never share a fill.
+    assert len(set(chip_colors(["n", "w", "</w>", "est</w>", "wi"]).values())) == 5
+    corpus = "low " * 5 + "lower " * 2 + "newest " * 6 + "widest " * 3
+    result = train_bpe(corpus, 10, mode="classic")
+    for step in range(0, 11):
+        chips = [Chip(word, piece, piece) for word, _, pieces in result.segmentation_at(step) for piece in pieces]
+        records, _ = chip_records(chips)
+        fill_of: dict[str, str] = {}
+        for record in records:
+            assert fill_of.setdefault(record["full"], record["fill"]) == record["fill"]  # same token, same colour
+        first = list(fill_of)[:20]
+        assert len({fill_of[token] for token in first}) == len(first), (step, fill_of)
+    # Any 20 different strings get 20 colours (the palette has room for 48).
+    keys = [f"tok{i}" for i in range(40)]
+    assert len(set(chip_colors(keys).values())) == 40 <= len(CHIP_PALETTE)
+    assert chip_colors(["est", "low"])["est"] == chip_color("est")  # first on screen keeps its hash colour

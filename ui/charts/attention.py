@@ -8,6 +8,8 @@ and a tooltip with exact values.
 
 from __future__ import annotations
 
+import os
+
 from collections.abc import Sequence
 
 import altair as alt
@@ -15,7 +17,14 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from ui.charts.common import PLOTLY_BLUES, SEQUENTIAL_BLUES
+from ui.charts.spec import chart_spec
+from ui.text import escape_plotly
+
 MASKED_GREY = "#9e9e9e"
+# Up to this many positions a heatmap sends every cell with its labels and text (what the tests
+# and tooltips read); beyond it the compact form (numbers only, lower triangle) keeps it small.
+DENSE_HEATMAP_MAX = 160
 LIGHT_INK, DARK_INK = "#ffffff", "#111111"  # cell text on dark / light cells
 TOKEN_INK, QUERY_INK = "#7b8794", "#e4572e"  # readable on both the light and the dark page
 # Tableau 10: distinct in light and dark themes; one colour per head, the same in every panel.
@@ -80,7 +89,7 @@ def value_matrix(
         lo, hi = domain if domain is not None else (min(low, 0.0), max(high, 1e-9))
         span = (hi - lo) or 1.0
         strength = np.where(finite, (np.clip(values, lo, hi) - lo) / span, 0.0)
-        scale = alt.Scale(scheme="blues", domain=[lo, hi])
+        scale = alt.Scale(scheme=SEQUENTIAL_BLUES, domain=[lo, hi])
     ii, jj = np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")
     frame = pd.DataFrame({
         "row": [row_labels[i] for i in ii.ravel()],
@@ -131,6 +140,9 @@ def attention_heatmap(
     n = values.shape[0]
     if values.shape != (n, n) or len(labels) != n:
         raise ValueError(f"expected a square {len(labels)}×{len(labels)} matrix, got {values.shape}")
+    if n > DENSE_HEATMAP_MAX:
+        return _compact_heatmap(values, labels, title=title, x_title=x_title, y_title=y_title,
+                                value_title=value_title, value_format=value_format, scores=scores, cell=cell)
     qq, kk = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")
     q, k = qq.ravel(), kk.ravel()
     flat = values.ravel()
@@ -139,7 +151,9 @@ def attention_heatmap(
         "q": q, "k": k,
         "query": [labels[i] for i in q],
         "key": [labels[j] for j in k],
-        "value": np.where(np.isfinite(flat), flat, np.nan),
+        # Masked cells get a finite placeholder (their colour is the grey of the condition below):
+        # Vega-Lite drops rows whose colour field is null, so −∞ scores were drawn blank.
+        "value": np.where(np.isfinite(flat) & ~masked, flat, 0.0),
         "masked": masked | ~np.isfinite(flat),  # the causal triangle (and any non-finite score)
         "shown": [masked_text if m and not scores else _shown(v, value_format)
                   for v, m in zip(flat, masked)],
@@ -149,7 +163,7 @@ def attention_heatmap(
         bound = float(np.abs(finite).max()) if finite.size else 1.0
         scale = alt.Scale(scheme="redblue", domain=[-bound, bound], reverse=True)
     else:
-        scale = alt.Scale(scheme="blues", domain=[0, 1])
+        scale = alt.Scale(scheme=SEQUENTIAL_BLUES, domain=[0, 1])  # 0 stays visible on dark
     # Every token label must show on short prompts (Vega drops "overlapping" rotated labels).
     label_axis = dict(labelLimit=140, labelFontSize=12 if n <= 24 else 9, labelOverlap=n > 32)
     chart = alt.Chart(frame).mark_rect().encode(
@@ -163,6 +177,44 @@ def attention_heatmap(
     )
     step = cell or int(min(36, max(9, 600 // n)))
     return chart.properties(title=title, width=alt.Step(step), height=alt.Step(step))
+
+
+def _compact_heatmap(values: np.ndarray, labels: Sequence[str], *, title: str, x_title: str, y_title: str,
+                     value_title: str, value_format: str, scores: bool, cell: int | None) -> alt.Chart:
+    """A long sequence's heatmap, sized for the wire: only the cells a causal query can see
+    (k ≤ q: n(n+1)/2 rows of int16, int16, float32 — 4 MB at 1,024 positions instead of ~70 MB
+    with every cell's labels and text), the masked triangle is the grey plot background, axes
+    count positions and the tooltip looks the token labels up in a table of n rows."""
+    n = values.shape[0]
+    q, k = np.tril_indices(n)
+    cells = values[q, k]
+    frame = pd.DataFrame({
+        "q": q.astype(np.int16 if n < 32_000 else np.int32), "k": k.astype(np.int16 if n < 32_000 else np.int32),
+        "value": np.where(np.isfinite(cells), cells, np.nan).astype(np.float32),
+    })
+    names = pd.DataFrame({"pos": np.arange(n), "label": [str(x) for x in labels]})
+    if scores:
+        finite = cells[np.isfinite(cells)]
+        bound = float(np.abs(finite).max()) if finite.size else 1.0
+        scale = alt.Scale(scheme="redblue", domain=[-bound, bound], reverse=True)
+    else:
+        scale = alt.Scale(scheme=SEQUENTIAL_BLUES, domain=[0, 1])  # 0 stays visible on dark
+    axis = dict(labelFontSize=9, labelOverlap=True, grid=False)
+    chart = alt.Chart(frame).transform_lookup(
+        lookup="q", from_=alt.LookupData(names, "pos", ["label"]), as_=["query"],
+    ).transform_lookup(
+        lookup="k", from_=alt.LookupData(names, "pos", ["label"]), as_=["key"],
+    ).mark_rect().encode(
+        x=alt.X("k:O", title=x_title, axis=alt.Axis(labelAngle=-60, **axis)),
+        y=alt.Y("q:O", title=y_title, axis=alt.Axis(**axis)),
+        color=alt.Color("value:Q", scale=scale, title=value_title,
+                        legend=alt.Legend(orient="top", direction="horizontal", gradientLength=220)),
+        tooltip=[alt.Tooltip("query:N", title=y_title), alt.Tooltip("key:N", title=x_title),
+                 alt.Tooltip("value:Q", title=value_title, format=value_format)],
+    )
+    step = cell or int(min(36, max(1, 900 // n)))
+    return chart.properties(title=title, width=alt.Step(step), height=alt.Step(step)).configure_view(
+        fill=MASKED_GREY)
 
 
 def head_grid_figure(
@@ -194,7 +246,7 @@ def head_grid_figure(
         bound = float(np.abs(finite).max()) if finite.size else 1.0
         colour = dict(colorscale="RdBu", reversescale=True, cmin=-bound, cmax=bound)
     else:
-        colour = dict(colorscale="Blues", cmin=0.0, cmax=1.0)
+        colour = dict(colorscale=PLOTLY_BLUES, cmin=0.0, cmax=1.0)  # 0 is light blue, not white
     # The subplot layout is written out as one dict: make_subplots followed by per-axis
     # updates costs a few hundred ms for 16 heads, this costs a few.
     gap_x, gap_y = 0.02, (0.08 if n_layer > 1 else 0.0)
@@ -208,7 +260,7 @@ def head_grid_figure(
         "annotations": [],
         "shapes": [],
     }
-    label_list = list(labels)
+    label_list = [escape_plotly(v) for v in labels]  # the prompt's tokens: literal text, never Plotly HTML
     traces = []
     for layer in range(n_layer):
         for head in range(n_head):
@@ -298,13 +350,13 @@ def head_view_chart(
         align="right", fontSize=12, fontWeight="bold").encode(
         x=alt.X("x:Q", scale=x_scale, axis=no_axis), y=alt.Y("pos:Q", scale=y_scale, axis=no_axis),
         text="token:N", color=alt.condition(is_query, alt.value(QUERY_INK), alt.value(TOKEN_INK)),
-        opacity=alt.condition(is_query, alt.value(1.0), alt.value(0.35)),
+        opacity=alt.condition(is_query, alt.value(1.0), alt.value(0.6)),  # 0.35 vanished on the dark theme
     )
     right = alt.Chart().transform_filter(alt.datum.kind == "token").transform_calculate(x="1.05").mark_text(
         align="left", fontSize=12, fontWeight="bold").encode(
         x=alt.X("x:Q", scale=x_scale, axis=no_axis), y=alt.Y("pos:Q", scale=y_scale, axis=no_axis),
         text="token:N", color=alt.value(TOKEN_INK),
-        opacity=alt.condition(f"datum.pos <= {query_pos}", alt.value(1.0), alt.value(0.35)),
+        opacity=alt.condition(f"datum.pos <= {query_pos}", alt.value(1.0), alt.value(0.6)),
     )
     return (
         alt.layer(lines, left, right, data=table)
@@ -405,14 +457,82 @@ def lines_over_dk(
     return alt.layer(lines, rule).properties(title=title, height=260)
 
 
+VALIDATE_SPECS = os.environ.get("TOKEN_JOURNEY_VALIDATE_SPECS", "0") == "1"
+
+
 def spec_of(chart: alt.TopLevelMixin) -> dict:
-    """The validated Vega-Lite spec of a chart, its datasets as DataFrames.
+    """The Vega-Lite spec of a chart (validated under test), its datasets as DataFrames.
 
     Building and validating an Altair chart costs tens of milliseconds; pages cache this spec
     (keyed by the chart's inputs) and draw it with ``st.vega_lite_chart``, which sends the
     datasets to the browser as Arrow, exactly as ``st.altair_chart`` would.
     Example: st.vega_lite_chart(spec=spec_of(chart), width="content")
     """
-    spec = chart.to_dict()  # validates against the Vega-Lite schema
-    spec["datasets"] = {name: pd.DataFrame.from_records(rows) for name, rows in spec.get("datasets", {}).items()}
-    return spec
+    # Schema validation costs more than building the chart (jsonschema over the whole Vega-Lite
+    # schema): the tests switch it on (tests/conftest.py), a served page skips it.
+    return chart_spec(chart, validate=VALIDATE_SPECS)  # any number of rows (ui.charts.spec)
+
+
+HEAD_PICK = "head_pick"  # the selection parameter of ``head_picker``
+
+
+def head_picker(
+    layers: Sequence[int],
+    heads: Sequence[int],
+    labels: Sequence[str],
+    scores: Sequence[float],
+    *,
+    title: str,
+    x_title: str,
+    y_title: str,
+    label_title: str,
+    score_title: str,
+    selected: tuple[int, int] | None = None,
+) -> alt.Chart:
+    """Layers × heads grid, one cell per head with its behaviour label; click a cell to pick it.
+
+    Drawn with ``on_select="rerun"``: the selection ``HEAD_PICK`` carries the cell's ``layer``
+    and ``head``. The head shown enlarged (``selected``) is outlined.
+
+    Example: head_picker([0, 0], [0, 1], ["broad", "self"], [0.7, 0.9], title="t", x_title="head",
+             y_title="layer", label_title="label", score_title="score")
+    """
+    frame = pd.DataFrame({
+        "layer": list(map(int, layers)), "head": list(map(int, heads)), "label": list(labels),
+        "score": [float(s) for s in scores],
+    })
+    frame["shown"] = [f"{s:.2f}" if np.isfinite(s) else "—" for s in frame["score"]]
+    frame["current"] = [selected == (lay, h) for lay, h in zip(frame["layer"], frame["head"])]
+    pick = alt.selection_point(name=HEAD_PICK, fields=["layer", "head"], on="click", clear=False)
+    x = alt.X("head:O", title=x_title, axis=alt.Axis(labelAngle=0, orient="top"))
+    y = alt.Y("layer:O", title=y_title)
+    tooltip = [alt.Tooltip("layer:O", title=y_title), alt.Tooltip("head:O", title=x_title),
+               alt.Tooltip("label:N", title=label_title), alt.Tooltip("shown:N", title=score_title)]
+    base = alt.Chart(frame)
+    # The cell shows the score; the colour names the label (legend below), so the cells stay
+    # readable on a phone where "first-token (sink) 0.68" would not fit.
+    cells = base.mark_rect(cornerRadius=4, stroke="#e4572e", cursor="pointer").encode(
+        x=x, y=y,
+        color=alt.Color("label:N", title=label_title, scale=alt.Scale(scheme="pastel1"),
+                        legend=alt.Legend(orient="bottom", direction="vertical", labelLimit=320,
+                                          symbolStrokeWidth=0, symbolType="square", symbolOpacity=1)),
+        strokeWidth=alt.condition("datum.current", alt.value(3), alt.value(0)),
+        tooltip=tooltip,
+    ).add_params(pick)
+    text = base.mark_text(fontSize=12, color="#1b1b1b").encode(x=x, y=y, text="shown:N", tooltip=tooltip)
+    return alt.layer(cells, text).properties(title=title, height=alt.Step(34), width="container")
+
+
+def picked_head(selection: object) -> tuple[int, int] | None:
+    """(layer, head) from ``head_picker``'s selection state, or None when nothing is picked."""
+    try:
+        points = selection["selection"][HEAD_PICK]  # type: ignore[index]
+    except (KeyError, TypeError, AttributeError):
+        return None
+    if not points:
+        return None
+    point = points[0]
+    try:
+        return int(point["layer"]), int(point["head"])
+    except (KeyError, TypeError, ValueError):
+        return None

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import threading
+import weakref
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import altair as alt
 import numpy as np
@@ -48,7 +52,7 @@ def heatmap(
         bound = float(np.nanmax(np.abs(frame["value"]))) if finite.any() else 1.0
         scale = alt.Scale(scheme="redblue", domain=[-bound, bound], reverse=True)
     else:
-        scale = alt.Scale(scheme=scheme)
+        scale = alt.Scale(scheme=SEQUENTIAL_BLUES if scheme == "blues" else scheme)  # 0 visible on dark
     x = alt.X("col:N", sort=list(col_labels), title=x_title, axis=alt.Axis(labelAngle=-45, labelLimit=120, labelOverlap=cols > 32))
     y = alt.Y("row:N", sort=list(row_labels), title=y_title, axis=alt.Axis(labelLimit=160, labelOverlap=rows > 32))
     base = alt.Chart(frame)
@@ -95,3 +99,219 @@ def bar_chart(
         tooltip=[alt.Tooltip("label:N"), alt.Tooltip("shown:N", title=x_title if horizontal else y_title)],
     )
     return chart.properties(title=title)
+
+
+# --- one theme for every chart: readable defaults, larger fonts in presenter mode ---------------
+#
+# Chart builders stay pure and cached (shared by every session); the font sizes are applied
+# when a chart is drawn, from the session's presenter switch, by ``vega``/``altair``/``plotly``
+# below. Every page draws its charts through these three functions.
+
+PRESENTER_KEY = "presenter"  # durable session key of the sidebar's presenter switch
+
+
+@dataclass(frozen=True)
+class Fonts:
+    """Pixel sizes for one theme."""
+
+    axis_label: int  # tick labels, token labels on axes
+    axis_title: int
+    title: int  # chart titles and subplot titles
+    legend_label: int
+    legend_title: int
+    mark_text: int  # text written on marks (token labels on cells, values beside bars)
+
+
+# Readable from the back of a room at 1366×768: a little above Streamlit's 12 / 14 px.
+DEFAULT_FONTS = Fonts(axis_label=13, axis_title=14, title=16, legend_label=13, legend_title=14, mark_text=12)
+PRESENTER_FONTS = Fonts(axis_label=16, axis_title=18, title=20, legend_label=16, legend_title=18, mark_text=16)
+
+# Sequential colour scales start at a light blue, not white: a zero cell stays visible (and
+# is not a glaring white block) on Streamlit's dark background.
+SEQUENTIAL_BLUES = alt.SchemeParams(name="blues", extent=[0.12, 1.0])
+PLOTLY_BLUES = [[0.0, "#d6e6f4"], [0.25, "#9ecae1"], [0.5, "#5ba3d0"], [0.75, "#2171b5"], [1.0, "#08306b"]]
+
+
+def presenter_on() -> bool:
+    """Is this session in presenter mode? (False outside a Streamlit run.)"""
+    import streamlit as st
+
+    try:
+        return bool(st.session_state.get(PRESENTER_KEY, False))
+    except Exception:  # no session (plain Python, unit tests)
+        return False
+
+
+def fonts(presenter: bool | None = None) -> Fonts:
+    return PRESENTER_FONTS if (presenter_on() if presenter is None else presenter) else DEFAULT_FONTS
+
+
+def vega_config(presenter: bool = False) -> dict[str, Any]:
+    """The Vega-Lite ``config`` block for a theme (merged over Streamlit's own theme)."""
+    f = fonts(presenter)
+    return {
+        "font": CJK_FONT,
+        "axis": {"labelFontSize": f.axis_label, "titleFontSize": f.axis_title},
+        "header": {"labelFontSize": f.axis_label, "titleFontSize": f.axis_title},
+        "legend": {"labelFontSize": f.legend_label, "titleFontSize": f.legend_title},
+        "title": {"fontSize": f.title},
+        "text": {"fontSize": f.mark_text},
+    }
+
+
+# Explicit sizes inside a spec (e.g. a dense axis at 9 px) win over the config; presenter mode
+# raises each to its theme's minimum.
+_VEGA_MINIMUM = {"labelFontSize": "axis_label", "titleFontSize": "axis_title", "fontSize": "mark_text"}
+_SKIP = frozenset({"datasets", "data", "values"})
+
+
+def _raise_sizes(node: Any, f: Fonts) -> Any:
+    if isinstance(node, dict):
+        out = {}
+        for key, value in node.items():
+            if key in _SKIP:
+                out[key] = value
+            elif key in _VEGA_MINIMUM and isinstance(value, (int, float)) and not isinstance(value, bool):
+                out[key] = max(value, getattr(f, _VEGA_MINIMUM[key]))
+            else:
+                out[key] = _raise_sizes(value, f)
+        return out
+    if isinstance(node, list):
+        return [_raise_sizes(item, f) for item in node]
+    return node
+
+
+def style_vega(spec: dict[str, Any], presenter: bool | None = None) -> dict[str, Any]:
+    """A themed copy of a Vega-Lite spec (the cached original is never changed).
+
+    Example: style_vega({"mark": "bar"}, presenter=True)["config"]["axis"]["labelFontSize"] -> 16
+    """
+    on = presenter_on() if presenter is None else presenter
+    f = fonts(on)
+    styled = _raise_sizes({k: v for k, v in spec.items() if k != "datasets"}, f) if on else dict(spec)
+    if "datasets" in spec:
+        styled["datasets"] = spec["datasets"]
+    config = dict(spec.get("config", {}))
+    for key, value in vega_config(on).items():
+        if isinstance(value, dict):
+            merged = dict(config.get(key, {}))
+            for sub, size in value.items():
+                merged[sub] = max(size, merged.get(sub, 0)) if on and isinstance(size, int) else merged.get(sub, size)
+            config[key] = merged
+        else:
+            config.setdefault(key, value)
+    styled["config"] = config
+    return styled
+
+
+def style_plotly(fig: Any, presenter: bool | None = None) -> Any:
+    """A themed copy of a Plotly figure: base, title, axis, legend and annotation sizes.
+
+    Example: style_plotly(go.Figure(), presenter=True).layout.font.size -> 16
+    """
+    import plotly.graph_objects as go
+
+    on = presenter_on() if presenter is None else presenter
+    f = fonts(on)
+    out = go.Figure(fig)
+    pick = (lambda current, size: max(current or 0, size)) if on else (lambda current, size: current or size)
+    layout = out.layout
+    layout.font.size = pick(layout.font.size, f.axis_label)
+    layout.title.font.size = pick(layout.title.font.size, f.title)
+    layout.legend.font.size = pick(layout.legend.font.size, f.legend_label)
+    layout.hoverlabel.font.size = pick(layout.hoverlabel.font.size, f.axis_label)
+    for axis in [*out.select_xaxes(), *out.select_yaxes()]:
+        axis.tickfont.size = pick(axis.tickfont.size, f.axis_label)
+        axis.title.font.size = pick(axis.title.font.size, f.axis_title)
+    for scene in out.select_scenes():
+        for axis in (scene.xaxis, scene.yaxis, scene.zaxis):
+            axis.tickfont.size = pick(axis.tickfont.size, f.axis_label)
+            axis.title.font.size = pick(axis.title.font.size, f.axis_title)
+    for annotation in layout.annotations:  # subplot titles are annotations
+        annotation.font.size = pick(annotation.font.size, f.title - 2)
+    for trace in out.data:
+        if "textfont" in trace:
+            trace.textfont.size = pick(trace.textfont.size, f.mark_text)
+        colorbar = getattr(trace, "colorbar", None) if "colorbar" in trace else None
+        if colorbar is not None:
+            colorbar.tickfont.size = pick(colorbar.tickfont.size, f.legend_label)
+            colorbar.title.font.size = pick(colorbar.title.font.size, f.legend_title)
+    return out
+
+
+def vega(spec: dict[str, Any] | alt.TopLevelMixin, **kwargs: Any) -> Any:
+    """Draw a Vega-Lite spec (or an Altair chart) with the session's theme.
+
+    Takes ``st.vega_lite_chart``'s keyword arguments (``width``, ``key``, ``on_select``, ...)
+    and returns what it returns (the selection state when ``on_select`` is given).
+    """
+    import streamlit as st
+
+    if not isinstance(spec, dict):
+        from ui.charts.spec import chart_spec  # data frames of any length, sent as Arrow ([W2-E] 3)
+
+        spec = chart_spec(spec, validate=False)
+    styled = style_vega(spec)
+    if styled.get("datasets"):
+        styled["datasets"] = {name: arrow_bytes(data) for name, data in styled["datasets"].items()}
+    return st.vega_lite_chart(styled, **kwargs)
+
+
+_ARROW: dict[int, tuple[Any, bytes]] = {}
+_ARROW_LOCK = threading.Lock()
+
+
+def arrow_bytes(data: Any) -> Any:
+    """A chart dataset as the Arrow IPC bytes Streamlit sends, converted once per shared object.
+
+    Streamlit converts every dataset (records or a DataFrame) to Arrow on every rerun; for a
+    dataset that is the same object rerun after rerun (a shared, memoised spec) the bytes are
+    remembered for as long as that object lives (a weak reference), so a slider elsewhere
+    costs a lookup. Objects that cannot be weakly referenced (plain lists) are converted
+    every time, exactly as before. GeoJSON-like dicts and bytes pass through unchanged.
+    """
+    if isinstance(data, (bytes, bytearray, dict)):
+        return data
+    from streamlit import dataframe_util
+
+    key = id(data)
+    with _ARROW_LOCK:
+        hit = _ARROW.get(key)
+    if hit is not None and hit[0]() is data:
+        return hit[1]
+    converted = dataframe_util.convert_anything_to_arrow_bytes(data)
+    try:
+        ref = weakref.ref(data, lambda _ref, key=key: _ARROW.pop(key, None))
+    except TypeError:
+        return converted
+    with _ARROW_LOCK:
+        _ARROW[key] = (ref, converted)
+    return converted
+
+
+altair = vega  # an Altair chart goes through the same path
+
+
+def plotly(fig: Any, **kwargs: Any) -> Any:
+    """Draw a Plotly figure with the session's theme (``st.plotly_chart``'s keyword arguments)."""
+    import streamlit as st
+
+    return st.plotly_chart(style_plotly(fig), **kwargs)
+
+
+def plotly_cached(builder: Any, args: tuple = (), kwargs: dict[str, Any] | None = None, **chart_kwargs: Any) -> Any:
+    """``plotly(builder(*args, **kwargs))``, the themed figure built once per input and theme.
+
+    Building a Plotly figure (and the themed copy) validates every property in Python; for a
+    chart a rerun draws unchanged (another section's control moved) that was most of the page's
+    time. The cached figure is shared and never changed: Streamlit only reads it (``to_dict``).
+    """
+    import streamlit as st
+
+    from core.registry import memo
+
+    @memo(maxsize=64)  # Plotly figures are heavy Python objects: keep few
+    def build(builder: Any, args: tuple, kwargs: dict[str, Any], presenter: bool) -> Any:
+        return style_plotly(builder(*args, **kwargs), presenter=presenter)
+
+    return st.plotly_chart(build(builder, tuple(args), dict(kwargs or {}), presenter_on()), **chart_kwargs)

@@ -17,7 +17,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from ui.charts.common import CJK_FONT
+from core.registry import memo
+from ui.charts.common import CJK_FONT, SEQUENTIAL_BLUES
 from ui.tokens import display_token
 
 # Colours that read on Streamlit's light and dark backgrounds alike.
@@ -32,9 +33,10 @@ NEW_ROW_COLOR = "#1c7ed6"
 DARK_TEXT = "#1b1b1b"  # text drawn on light cells
 PROB_TICKS = [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]  # room is left above 1 for labels; no tick claims p > 1
 LABEL_TEXT = "#76808f"  # value labels beside bars: readable on the light and the dark background
-# Legends on the right: under the chart they would eat the plot's height (autosize "fit").
-LEGEND = alt.Legend(orient="right", labelLimit=320, titleLimit=320)
-LEGEND_BELOW = alt.Legend(orient="bottom", direction="vertical", labelLimit=480, titleLimit=480)  # for half-width charts
+# Legends go under the chart: on the right they cover the value labels beside the bars and
+# squeeze the plot to nothing on a phone. (autosize "fit-x" keeps the plot's own height.)
+LEGEND_BELOW = alt.Legend(orient="bottom", direction="vertical", labelLimit=480, titleLimit=480)
+LEGEND = LEGEND_BELOW
 
 
 def token_labels(tokenizer: Any, ids: Sequence[int]) -> list[str]:
@@ -89,10 +91,12 @@ def _finish(chart: alt.TopLevelMixin, frame: pd.DataFrame, fixed_size: bool = Fa
 
 def show(chart: ChartSpec | alt.TopLevelMixin, width: str = "stretch") -> None:
     """Render a spec from this module (or any Altair chart, unvalidated) with Streamlit's theme."""
-    st.vega_lite_chart(chart if isinstance(chart, dict) else chart.to_dict(validate=False), width=width)
+    from ui.charts.common import vega
+
+    vega(chart, width=width)
 
 
-@st.cache_data(max_entries=512, show_spinner=False)
+@memo(maxsize=160)  # shared, never copied: an unchanged chart costs a lookup and no Arrow conversion
 def _cached_build(builder_name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> ChartSpec:
     return _BUILDERS[builder_name](*args, **kwargs)
 
@@ -148,9 +152,11 @@ def top_tokens_chart(
         y=alt.Y("token:N", sort=order, title=y_title, axis=alt.Axis(labelLimit=180)),
     )
     bars = base.mark_bar().encode(
-        x=alt.X("prob:Q", title=x_title, scale=alt.Scale(domain=[0, max(1e-9, float(frame["prob"].max())) * 1.15])),
+        # A probability axis never goes past 1; the value labels may run past the plot's end.
+        x=alt.X("prob:Q", title=x_title, scale=alt.Scale(domain=[0, min(1.0, max(1e-9, float(frame["prob"].max())) * 1.15)])),
+        # The legend goes below: on the right it would sit on the value labels.
         color=alt.Color("kind:N", title=kind_title, scale=_legend_scale([kind_top, kind_tail], [AFTER_COLOR, TAIL_COLOR]),
-                        legend=LEGEND),
+                        legend=LEGEND_BELOW),
         tooltip=[alt.Tooltip("token:N", title=y_title), alt.Tooltip("shown:N", title=x_title),
                  alt.Tooltip("logit:N", title=logit_title)],
     )
@@ -200,7 +206,7 @@ def before_after_chart(
         x=alt.X("prob:Q", title=x_title, scale=alt.Scale(domain=[0, 1])),
         color=alt.Color("series:N", title=series_title, sort=series_order,
                         scale=_legend_scale(series_order, [ORIGINAL_COLOR, AFTER_COLOR]),
-                        legend=LEGEND),
+                        legend=LEGEND_BELOW),
         tooltip=[alt.Tooltip("token:N", title=y_title), alt.Tooltip("series:N", title=series_title),
                  alt.Tooltip("shown:N", title=x_title), alt.Tooltip("status:N", title=status_title)],
     )
@@ -283,7 +289,7 @@ def logit_lens_chart(
     base = alt.Chart(_source())
     cells = base.mark_rect(stroke=RECOMPUTE_COLOR).encode(
         x=x, y=y,
-        color=alt.Color("prob:Q", title=value_title, scale=alt.Scale(scheme="blues", domain=[0, 1])),
+        color=alt.Color("prob:Q", title=value_title, scale=alt.Scale(scheme=SEQUENTIAL_BLUES, domain=[0, 1])),
         strokeWidth=alt.StrokeWidthValue(0, condition={"test": "datum.is_final", "value": 3}),
         tooltip=[alt.Tooltip("stage:N", title=y_title), alt.Tooltip("rank:O", title=x_title),
                  alt.Tooltip("token:N", title=token_title), alt.Tooltip("shown:N", title=value_title)],
@@ -337,14 +343,18 @@ def timeline_chart(
     frame = pd.DataFrame({"step": list(map(int, steps)), "token": list(tokens), "prob": list(map(float, probs)),
                           "alternatives": list(alternatives)})
     frame["shown"] = [f"{p:.4f}" for p in frame["prob"]]
-    base = alt.Chart(_source()).encode(x=alt.X("step:O", title=x_title, axis=alt.Axis(labelAngle=0)))
+    # Each step's token is written under its bar as the axis label ("3 ␣Paris"): rotated axis
+    # labels never overlap (Vega drops some on a narrow screen), text above the bars did.
+    frame["tick"] = [f"{s} {tok}" for s, tok in zip(frame["step"], frame["token"])]
+    x = alt.X("tick:N", sort=list(frame["tick"]), title=x_title,
+              axis=alt.Axis(labelAngle=-60, labelLimit=110, labelOverlap="greedy"))
+    base = alt.Chart(_source()).encode(x=x)
     tooltip = [alt.Tooltip("step:O", title=x_title), alt.Tooltip("token:N", title=token_title),
                alt.Tooltip("shown:N", title=y_title), alt.Tooltip("alternatives:N", title=alternatives_title)]
     bars = base.mark_bar(color=AFTER_COLOR).encode(
-        y=alt.Y("prob:Q", title=y_title, scale=alt.Scale(domain=[0, 1.12]), axis=alt.Axis(values=PROB_TICKS)),
+        y=alt.Y("prob:Q", title=y_title, scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(values=PROB_TICKS)),
         tooltip=tooltip)
-    text = base.mark_text(dy=-8, fontSize=13, color=LABEL_TEXT).encode(y=alt.Y("prob:Q"), text=alt.Text("token:N"), tooltip=tooltip)
-    return _finish(alt.layer(bars, text).properties(title=title, height=260), frame)
+    return _finish(bars.properties(title=title, height=260), frame)
 
 
 def top5_chart(labels: Sequence[str], probs: Sequence[float], chosen: str, *, title: str, x_title: str,
@@ -355,10 +365,10 @@ def top5_chart(labels: Sequence[str], probs: Sequence[float], chosen: str, *, ti
     frame["shown"] = [f"{p:.4f}" for p in frame["prob"]]
     base = alt.Chart(_source()).encode(y=alt.Y("token:N", sort=list(labels), title=y_title, axis=alt.Axis(labelLimit=160)))
     bars = base.mark_bar().encode(
-        x=alt.X("prob:Q", title=x_title, scale=alt.Scale(domain=[0, 1.15]), axis=alt.Axis(values=PROB_TICKS)),
+        x=alt.X("prob:Q", title=x_title, scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(values=PROB_TICKS)),
         color=alt.Color("kind:N", title=chosen_title, scale=_legend_scale([chosen_name, other_name],
                                                                           [CACHED_COLOR, ORIGINAL_COLOR]),
-                        legend=LEGEND),
+                        legend=LEGEND_BELOW),
         tooltip=[alt.Tooltip("token:N", title=y_title), alt.Tooltip("shown:N", title=x_title)],
     )
     text = base.mark_text(align="left", dx=3, color=LABEL_TEXT).encode(x=alt.X("prob:Q"), text=alt.Text("shown:N"))
@@ -483,7 +493,11 @@ def kv_growth_chart(
     y_title: str,
     series_title: str,
 ) -> ChartSpec:
-    """Total cache size against context length (log axes): a straight line, steeper with more KV heads."""
+    """Total cache size against context length on log–log axes.
+
+    The size is proportional to the context, so every variant is a straight line of slope 1;
+    more KV heads shift the line up (parallel), they do not make it steeper.
+    """
     rows = [{"tokens": int(n), "series": name, "gb": b / 1e9, "shown": s}
             for name in series for n, b, s in zip(contexts, series[name], shown[name])]
     frame = pd.DataFrame(rows)

@@ -1,8 +1,9 @@
 """Token chips and the token-count curve, as Vega-Lite specs (no HTML, so user text is inert).
 
 A chip is a coloured rectangle (``mark_rect``) with its token written on it (``mark_text``).
-The same token always gets the same colour (a hash of its text picks from a light palette),
-so "est" in *newest* and in *widest* visibly match, at every step of training.
+The same token always gets the same colour (a hash of its text picks from 48 light colours;
+``chip_colors`` keeps two different tokens on one chart apart), so "est" in *newest* and in
+*widest* visibly match, and different tokens never look alike among the first 48.
 
 Speed: building and validating an Altair layer costs tens of milliseconds, too much for a page
 that re-renders on every step of a "play" animation. So each chart's *shape* is built once
@@ -24,11 +25,22 @@ import altair as alt
 from core.bpe_view import display_width, layout_chips
 from ui.charts.common import CJK_FONT
 
-# Light fills keep the dark chip text readable in both the light and the dark theme.
-CHIP_PALETTE: tuple[str, ...] = (
-    "#8dd3c7", "#ffffb3", "#bebada", "#fb8072", "#80b1d3", "#fdb462", "#b3de69", "#fccde5",
-    "#d9d9d9", "#bc80bd", "#ccebc5", "#ffed6f", "#a6cee3", "#b2df8a", "#fdbf6f", "#cab2d6",
-)
+# Light fills keep the dark chip text readable in both the light and the dark theme. 48 hues
+# (golden-angle steps, two lightness levels): a token's hash picks its preferred colour, and
+# ``chip_colors`` moves a token that would share a colour on screen to the next free one.
+def _light_palette(n: int = 48) -> tuple[str, ...]:
+    import colorsys
+
+    out = []
+    for i in range(n):
+        hue = (i * 0.618033988749895) % 1.0
+        light, sat = (0.80, 0.70) if i % 2 == 0 else (0.70, 0.55)
+        r, g, b = colorsys.hls_to_rgb(hue, light, sat)
+        out.append(f"#{round(r * 255):02x}{round(g * 255):02x}{round(b * 255):02x}")
+    return tuple(out)
+
+
+CHIP_PALETTE: tuple[str, ...] = _light_palette()
 CHIP_TEXT_COLOR = "#1b1b1b"
 HIGHLIGHT_STROKE = "#e8590c"  # orange: visible on white and on Streamlit's dark background
 ROW_HEIGHT_PX = 34
@@ -46,6 +58,29 @@ def chip_color(key: str) -> str:
     Example: chip_color("est") == chip_color("est")  # True
     """
     return CHIP_PALETTE[zlib.crc32(key.encode("utf-8")) % len(CHIP_PALETTE)]
+
+
+def chip_colors(keys: Sequence[str]) -> dict[str, str]:
+    """Colours for the tokens of one chart: each its hashed colour unless an earlier token on
+    screen already has it, then the next free one. So the first ``len(CHIP_PALETTE)`` distinct
+    tokens never share a colour, and a token keeps its colour as long as nothing before it
+    claims that colour.
+
+    Example: len(set(chip_colors(["a", "b", "c"]).values())) -> 3
+    """
+    colors: dict[str, str] = {}
+    used: set[int] = set()
+    size = len(CHIP_PALETTE)
+    for key in keys:
+        if key in colors:
+            continue
+        index = zlib.crc32(key.encode("utf-8")) % size
+        if len(used) < size:
+            while index in used:
+                index = (index + 1) % size
+        used.add(index)
+        colors[key] = CHIP_PALETTE[index]
+    return colors
 
 
 @dataclass(frozen=True)
@@ -97,6 +132,7 @@ def chip_records(chips: Sequence[Chip], line_width: float | None = None,
         widest = max((sum(display_width(shorten(c.label)) + 1.4 for c in members) for members in groups.values()),
                      default=0.0)
         line_width = min(max(min_line_width, widest), max(MAX_LINE_WIDTH, min_line_width))
+    colors = chip_colors([chip.key for chip in chips])
     records: list[dict[str, Any]] = []
     order = 0
     blanks = 0
@@ -116,7 +152,7 @@ def chip_records(chips: Sequence[Chip], line_width: float | None = None,
                 "mid": (place.x0 + place.x1) / 2,
                 "label": short,
                 "full": chip.label[:MAX_TOOLTIP_CHARS] + ("…" if len(chip.label) > MAX_TOOLTIP_CHARS else ""),
-                "fill": chip_color(chip.key),
+                "fill": colors[chip.key],
                 "stroke": HIGHLIGHT_STROKE if chip.highlight else "#ffffff",
                 "stroke_width": 3.0 if chip.highlight else 1.0,
                 "position": index,

@@ -16,6 +16,7 @@ import plotly.graph_objects as go
 from plotly.colors import qualitative
 
 from ui.charts.common import CJK_FONT
+from ui.text import escape_plotly
 
 OTHER_COLOUR = "#9e9e9e"  # grey: tokens that belong to no category
 PROMPT_COLOUR = "#ff7f0e"  # orange ring: readable on the white and the dark theme
@@ -43,16 +44,22 @@ def matrix_heatmap(
     y_labels: Sequence[str] | None = None,
     symmetric: bool = True,
     height: int = 420,
+    bound: float | None = None,
 ) -> go.Figure:
     """A Plotly heatmap, rows top to bottom, with exact values on hover (and in the cells when small).
+
+    ``bound`` fixes the symmetric colour range to [−bound, bound]: pass the same one to
+    heatmaps that are compared side by side, so one colour means one value in all of them.
 
     Example: matrix_heatmap(np.eye(2), title="I", x_title="col", y_title="row", value_title="v")
     """
     values = np.asarray(matrix, dtype=float)
     rows, cols = values.shape
-    x = list(x_labels) if x_labels is not None else [str(j) for j in range(cols)]
-    y = list(y_labels) if y_labels is not None else [str(i) for i in range(rows)]
-    bound = float(np.nanmax(np.abs(values))) if values.size and np.isfinite(values).any() else 1.0
+    # Labels come from user text (the prompt's tokens): Plotly would read them as HTML.
+    x = [escape_plotly(v) for v in x_labels] if x_labels is not None else [str(j) for j in range(cols)]
+    y = [escape_plotly(v) for v in y_labels] if y_labels is not None else [str(i) for i in range(rows)]
+    if bound is None:
+        bound = float(np.nanmax(np.abs(values))) if values.size and np.isfinite(values).any() else 1.0
     bound = bound if bound > 0 else 1.0
     heat = go.Heatmap(
         z=values.astype(np.float32),  # half the bytes of float64 on the wire; hover shows 4 decimals anyway
@@ -103,7 +110,8 @@ def arrows_from_origin(
     tips = np.array([list(v)[:3] for v in vectors.values()], dtype=float) if vectors else np.zeros((1, 3))
     reach = float(np.max(np.abs(tips))) if tips.size else 1.0
     reach = reach if reach > 0 else 1.0
-    for index, (name, values) in enumerate(vectors.items()):
+    for index, (raw_name, values) in enumerate(vectors.items()):
+        name = escape_plotly(raw_name)  # a word the student typed: literal text, never HTML or %{…}
         x, y, z = (float(c) for c in list(values)[:3])
         colour = ARROW_COLOURS[index % len(ARROW_COLOURS)]
         fig.add_trace(go.Scatter3d(
@@ -205,8 +213,11 @@ def embedding_map_3d(
     show_other: bool,
     highlight_ids: Sequence[int] = (),
     highlight_labels: Sequence[str] = (),
+    shown_ids: Sequence[int] | None = None,
 ) -> go.Figure:
     """Every token as a point in 3-D (PCA), one legend entry per category, the prompt's tokens ringed.
+
+    ``shown_ids`` limits the points to those token ids (a sample of a 150k-token vocabulary).
 
     ``labels`` are display strings per token id; ``categories`` the category key of each
     id (None = other); ``category_names`` maps keys to translated names in legend order.
@@ -215,12 +226,13 @@ def embedding_map_3d(
     """
     coords = np.asarray(coords, dtype=float)
     ids = np.arange(coords.shape[0])
+    keep = np.ones(ids.size, dtype=bool) if shown_ids is None else np.isin(ids, np.asarray(shown_ids, dtype=int))
     cats = np.array([c if c is not None else "" for c in categories], dtype=object)
-    label_array = np.array(list(labels), dtype=object)
+    label_array = np.array([escape_plotly(v) for v in labels], dtype=object)
     fig = go.Figure()
 
     def add_group(mask: np.ndarray, name: str, colour: str, size: float, opacity: float) -> None:
-        chosen = ids[mask]
+        chosen = ids[mask & keep]
         if chosen.size == 0:
             return
         fig.add_trace(go.Scatter3d(
@@ -245,11 +257,12 @@ def embedding_map_3d(
             x=coords[chosen, 0], y=coords[chosen, 1], z=coords[chosen, 2],
             mode="markers+text",
             marker={"size": 9, "color": PROMPT_COLOUR, "symbol": "circle-open", "line": {"width": 4}},
-            text=list(highlight_labels),
+            text=[escape_plotly(v) for v in highlight_labels],
             textposition="top center",
             textfont={"family": CJK_FONT, "size": 14, "color": PROMPT_COLOUR},
             name=text.prompt,
-            customdata=np.stack([np.array(list(highlight_labels), dtype=object), chosen], axis=1),
+            customdata=np.stack([np.array([escape_plotly(v) for v in highlight_labels], dtype=object), chosen],
+                                axis=1),
             hovertemplate=(f"{text.prompt}<br>{text.token}: <b>%{{customdata[0]}}</b>"
                            f"<br>{text.token_id}: %{{customdata[1]}}<extra></extra>"),
         ))

@@ -1,0 +1,347 @@
+"""A simulated classroom against a real server: what each student waits for, per click.
+
+Every simulated student is a protocol-level client (``bench/proto_client.py``: Streamlit's
+own websocket protocol, no browser): it opens a session, then once every ``--every``
+seconds does one interaction — mostly a random control of the page it is on (sliders,
+selects, toggles, number inputs, buttons, with valid new values), sometimes the sidebar
+prompt, sometimes another page, so every page is used. Latency is from sending the
+``rerun_script`` message to receiving ``script_finished``: the page's script, Streamlit's
+own work (widget state, serialisation, its garbage collection) and transport.
+
+Printed per (server, N): served interactions/s (and wanted: N / every), p50 / p95 / max
+latency, errors (exceptions on the page, failed runs), dropped sessions (websocket closed
+or no answer within ``--timeout``), server CPU (all its processes, % of one core), RSS
+(per process), KiB received per interaction, and the load average of the machine.
+
+Servers, started by the bench on loopback ports and stopped afterwards:
+  single      ``scripts/run_app.py`` (one Streamlit process)
+  replicated  ``scripts/serve.sh --replicas R`` (R processes behind HAProxy)
+
+Run (short default; the issue's protocol is --duration 60):
+  .venv/bin/python bench/classroom.py --students 10,30,60 --duration 60 --servers single,replicated
+  .venv/bin/python bench/classroom.py --url http://127.0.0.1:8501 --students 5   # an existing server
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.proto_client import Session, new_value  # noqa: E402
+
+PAGES = ("", "tokenization", "embeddings", "positional_encoding", "self_attention", "multi_head_attention",
+         "logits_sampling", "generation", "transformer_block", "whole_model")
+PROMPTS = ["The capital of France is", "The capital of Japan is", "法国的首都是", "Alice put the apple in the box because it",
+           "The cat sat on the", "一 二 三 四 五"]
+# Interaction mix: (kind, weight). Page changes keep every page in use; the prompt is shared
+# by all pages and recomputes the model once per new text.
+MIX = (("widget", 80), ("page", 14), ("prompt", 6))
+SKIP_KEYS = ("play", "upload", "lang", "language")  # autoplay loops, uploads, language flips
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_healthy(url: str, timeout: float = 90) -> float:
+    start = time.perf_counter()
+    while time.perf_counter() - start < timeout:
+        try:
+            with urllib.request.urlopen(url.rstrip("/") + "/_stcore/health", timeout=2) as r:
+                if r.status == 200:
+                    return time.perf_counter() - start
+        except OSError:
+            pass
+        time.sleep(0.1)
+    raise RuntimeError(f"{url} did not become healthy in {timeout:.0f} s")
+
+
+# --- process accounting ----------------------------------------------------------------------
+
+CLK = os.sysconf("SC_CLK_TCK")
+
+
+def tree(pid: int) -> list[int]:
+    """pid and every descendant (from /proc)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            except OSError:
+                continue
+            children.setdefault(ppid, []).append(int(entry))
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo.extend(children.get(p, []))
+    return out
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    total = 0.0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / CLK
+        except OSError:
+            pass
+    return total
+
+
+def rss_mb(pid: int) -> float:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+def comm(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def load_average() -> str:
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])
+
+
+# --- servers --------------------------------------------------------------------------------
+
+
+@dataclass
+class Server:
+    name: str
+    url: str
+    proc: subprocess.Popen | None = None
+    started_s: float = 0.0
+
+    def pids(self) -> list[int]:
+        return tree(self.proc.pid) if self.proc else []
+
+    def replicas(self) -> list[int]:
+        return [p for p in self.pids() if "run_app.py" in comm(p)]
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                for pid in reversed(self.pids()):
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except OSError:
+                        pass
+
+
+def start_server(kind: str, replicas: int, env_extra: dict[str, str]) -> Server:
+    port = free_port()
+    env = {**os.environ, "TOKEN_JOURNEY_THREADS": "1", **env_extra}
+    py = str(ROOT / ".venv" / "bin" / "python")
+    if kind == "single":
+        cmd = [py, "scripts/run_app.py", "--server.address", "127.0.0.1", "--server.port", str(port),
+               "--server.headless", "true", "--browser.gatherUsageStats", "false",
+               "--server.fileWatcherType", "none"]
+    elif kind == "replicated":
+        cmd = ["bash", "scripts/serve.sh", "--replicas", str(replicas), "--address", "127.0.0.1",
+               "--port", str(port), "--base-port", str(free_port() + 1000 if port < 50000 else 20000)]
+    else:
+        raise ValueError(kind)
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    server = Server(kind if kind == "single" else f"replicated x{replicas}", f"http://127.0.0.1:{port}", proc)
+    wait_healthy(server.url)
+    if kind == "replicated":  # HAProxy answers before every replica does
+        time.sleep(1.0)
+    server.started_s = time.perf_counter() - start
+    return server
+
+
+# --- students -------------------------------------------------------------------------------
+
+
+@dataclass
+class Stats:
+    latencies: list[float] = field(default_factory=list)
+    bytes_in: list[int] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    dropped: int = 0
+    by_kind: dict[str, list[float]] = field(default_factory=dict)
+
+
+def browser_cookie(url: str) -> str | None:
+    """GET / like a browser tab does first; returns the load balancer's affinity cookie."""
+    with urllib.request.urlopen(url + "/", timeout=10) as r:
+        cookies = [c.split(";", 1)[0] for c in r.headers.get_all("Set-Cookie") or []]
+    return "; ".join(cookies) or None
+
+
+async def student(index: int, url: str, until: float, every: float, timeout: float, stats: Stats,
+                  seed: int) -> None:
+    rng = random.Random(seed * 1000 + index)
+    session = Session(url)
+    try:
+        cookie = await asyncio.to_thread(browser_cookie, url)
+        session.cookie = cookie
+        first = await session.open(timeout=timeout)
+        if not first.ok:
+            stats.errors.extend(first.exceptions or [first.status])
+        page_order = list(PAGES)
+        rng.shuffle(page_order)
+        next_page = 0
+        await asyncio.sleep(rng.uniform(0, every))  # students do not click in lockstep
+        while time.perf_counter() < until:
+            tick = time.perf_counter()
+            kind = rng.choices([k for k, _ in MIX], [w for _, w in MIX])[0]
+            widgets = [w for w in session.widgets.values()
+                       if not any(s in w.key for s in SKIP_KEYS) and not w.sidebar]
+            result = None
+            if kind == "prompt":
+                prompt = next((w for w in session.widgets.values() if w.kind == "text_area"
+                               and w.key.endswith("prompt")), None)
+                if prompt is not None:
+                    state = new_value(session, prompt, rng, PROMPTS)
+                    result = await session.set_widget(prompt, state, timeout)
+            if result is None and kind == "widget" and widgets:
+                widget = rng.choice(widgets)
+                state = new_value(session, widget, rng, PROMPTS)
+                if state is not None:
+                    kind = f"{session.page or 'overview'}:{widget.kind}"
+                    result = await session.set_widget(widget, state, timeout)
+            if result is None:
+                page = page_order[next_page % len(page_order)]
+                next_page += 1
+                if page not in session.pages and page != "":
+                    continue
+                kind = "page"
+                result = await session.go_to(page, timeout)
+            stats.latencies.append(result.seconds)
+            stats.bytes_in.append(result.bytes_in)
+            stats.by_kind.setdefault(kind, []).append(result.seconds)
+            if not result.ok:
+                stats.errors.extend(result.exceptions or [f"{kind}: {result.status}"])
+            await asyncio.sleep(max(0.0, every - (time.perf_counter() - tick)))
+    except (TimeoutError, asyncio.TimeoutError, OSError, ConnectionError) as err:
+        stats.dropped += 1
+        stats.errors.append(f"dropped: {type(err).__name__}: {err}"[:200])
+    except Exception as err:  # websockets' ConnectionClosed and protocol errors
+        stats.dropped += 1
+        stats.errors.append(f"dropped: {type(err).__name__}: {err}"[:200])
+    finally:
+        try:
+            await session.close()
+        except Exception:
+            pass
+
+
+async def classroom(url: str, n: int, duration: float, every: float, timeout: float, seed: int) -> Stats:
+    stats = Stats()
+    until = time.perf_counter() + duration
+    await asyncio.gather(*(student(i, url, until, every, timeout, stats, seed) for i in range(n)))
+    return stats
+
+
+async def first_visits(url: str, timeout: float) -> dict[str, float]:
+    """One fresh session visits every page once (the server's first visit of each page)."""
+    session = Session(url)
+    session.cookie = await asyncio.to_thread(browser_cookie, url)
+    out = {"overview": (await session.open(timeout=timeout)).seconds}
+    for page in PAGES[1:]:
+        if page in session.pages:
+            out[page] = (await session.go_to(page, timeout)).seconds
+    await session.close()
+    return out
+
+
+def pct(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+def report(server: Server, n: int, duration: float, every: float, stats: Stats, cpu_s: float,
+           rss: list[float], load: str) -> str:
+    lat = stats.latencies
+    kib = statistics.mean(stats.bytes_in) / 1024 if stats.bytes_in else float("nan")
+    return (f"{server.name:<15} N={n:<3} served {len(lat) / duration:5.1f}/s (wanted {n / every:4.1f})  "
+            f"p50 {pct(lat, .5) * 1000:6.0f} ms  p95 {pct(lat, .95) * 1000:6.0f} ms  max {max(lat, default=0) * 1000:6.0f} ms  "
+            f"errors {len([e for e in stats.errors if not e.startswith('dropped')])}  dropped {stats.dropped}  "
+            f"CPU {100 * cpu_s / duration:4.0f}%  RSS {'/'.join(f'{r:.0f}' for r in rss)} MB  "
+            f"{kib:5.0f} KiB/interaction  load {load}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--students", default="10", help="comma-separated class sizes, e.g. 10,30,60")
+    parser.add_argument("--duration", type=float, default=20, help="seconds per class size (issue: >= 60)")
+    parser.add_argument("--every", type=float, default=2.0, help="seconds between one student's interactions")
+    parser.add_argument("--servers", default="single", help="comma-separated: single, replicated")
+    parser.add_argument("--replicas", type=int, default=os.cpu_count() or 2)
+    parser.add_argument("--url", help="use an already running server instead of starting one")
+    parser.add_argument("--timeout", type=float, default=30, help="an interaction slower than this drops the student")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--env", action="append", default=[], help="KEY=VALUE for the started servers")
+    parser.add_argument("--per-kind", action="store_true", help="also print p50/p95 per interaction kind")
+    args = parser.parse_args()
+    sizes = [int(x) for x in args.students.split(",") if x]
+    env_extra = dict(item.split("=", 1) for item in args.env)
+    print(f"# classroom bench: {args.duration:.0f} s per size, one interaction every {args.every:g} s per student; "
+          f"{os.cpu_count()} cores; load {load_average()}", flush=True)
+    kinds = ["external"] if args.url else [k for k in args.servers.split(",") if k]
+    for kind in kinds:
+        server = Server("external", args.url.rstrip("/")) if args.url else start_server(kind, args.replicas, env_extra)
+        try:
+            if server.proc:
+                print(f"# {server.name}: healthy after {server.started_s:.1f} s", flush=True)
+            visits = asyncio.run(first_visits(server.url, args.timeout))
+            print(f"# {server.name}: first visits (ms) "
+                  + ", ".join(f"{k or 'overview'} {v * 1000:.0f}" for k, v in visits.items()), flush=True)
+            for n in sizes:
+                pids = server.pids()
+                cpu0 = cpu_seconds(pids)
+                stats = asyncio.run(classroom(server.url, n, args.duration, args.every, args.timeout, args.seed))
+                cpu1 = cpu_seconds(server.pids())
+                rss = [rss_mb(p) for p in (server.replicas() or server.pids()[:1])]
+                print(report(server, n, args.duration, args.every, stats, cpu1 - cpu0, rss, load_average()),
+                      flush=True)
+                if stats.errors:
+                    shown = sorted(set(stats.errors))[:5]
+                    print("    first errors: " + " | ".join(shown), flush=True)
+                if args.per_kind:
+                    for k, v in sorted(stats.by_kind.items()):
+                        print(f"    {k:<40} n={len(v):<4} p50 {pct(v, .5) * 1000:6.0f} ms  p95 {pct(v, .95) * 1000:6.0f} ms")
+        finally:
+            server.stop()
+
+
+if __name__ == "__main__":
+    main()

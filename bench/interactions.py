@@ -1,0 +1,150 @@
+"""Server CPU per rerun for each interaction, one student alone, before/after a server flag.
+
+One protocol-level client (``bench/proto_client.py``) talks to a server started by the
+bench; every interaction is sent, the bench waits for ``script_finished``, then reads the
+server's CPU time from /proc (user + system, every thread: script, Streamlit's
+serialisation, its garbage collection, the websocket). With one client the difference is
+that interaction's whole server cost. Each page's controls (every slider, select, toggle,
+number input and button the page shows, found from the deltas) are moved ``--repeats``
+times to fresh valid values; the sidebar prompt and page changes are measured too.
+
+Configurations (``--configs``): ``freeze`` (default server), ``nofreeze``
+(``TOKEN_JOURNEY_GC_FREEZE=0``), ``nogc`` (``--runner.postScriptGC false``, for reference).
+
+Run:  .venv/bin/python bench/interactions.py [--configs nofreeze,freeze] [--repeats 6] [--pages logits_sampling,...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.classroom import PAGES, PROMPTS, SKIP_KEYS, cpu_seconds, free_port, load_average, rss_mb, tree, wait_healthy  # noqa: E402
+from bench.proto_client import Session, new_value  # noqa: E402
+
+CONFIGS = {
+    "freeze": ({}, []),
+    "nofreeze": ({"TOKEN_JOURNEY_GC_FREEZE": "0"}, []),
+    "nogc": ({}, ["--runner.postScriptGC", "false"]),
+}
+TARGET_MS = 60.0
+
+
+def start(config: str) -> tuple[subprocess.Popen, str]:
+    env_extra, flags = CONFIGS[config]
+    port = free_port()
+    env = {**os.environ, "TOKEN_JOURNEY_THREADS": "1", **env_extra}
+    proc = subprocess.Popen(
+        [str(ROOT / ".venv/bin/python"), "scripts/run_app.py", "--server.address", "127.0.0.1",
+         "--server.port", str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false",
+               "--server.fileWatcherType", "none", *flags],
+        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    wait_healthy(url)
+    return proc, url
+
+
+async def measure(url: str, pid: int, pages: list[str], repeats: int, seed: int) -> dict[str, list[tuple[float, float]]]:
+    """interaction name -> [(cpu_ms, wall_ms)] per rerun."""
+    rng = random.Random(seed)
+    pids = tree(pid)
+    out: dict[str, list[tuple[float, float]]] = {}
+    session = Session(url)
+    await session.open(timeout=120)
+    # warm every page once (first visits are their own metric, bench/classroom.py prints them)
+    for page in pages:
+        if page in session.pages:
+            await session.go_to(page, timeout=120)
+
+    async def timed(name: str, action) -> None:
+        c0 = cpu_seconds(pids)
+        result = await action()
+        c1 = cpu_seconds(pids)
+        if result.ok:
+            out.setdefault(name, []).append(((c1 - c0) * 1000, result.seconds * 1000))
+        else:
+            out.setdefault(name + " [failed]", []).append(((c1 - c0) * 1000, result.seconds * 1000))
+
+    for page in pages:
+        if page not in session.pages:
+            continue
+        label = page or "overview"
+        for _ in range(repeats):
+            await timed(f"{label}: open page", lambda: session.go_to(page, timeout=60))
+        widgets = [w for w in session.widgets.values() if not any(s in w.key for s in SKIP_KEYS) and not w.sidebar]
+        for widget in sorted(widgets, key=lambda w: w.key or w.id):
+            name = f"{label}: {widget.kind} {widget.key or '(no key)'}"
+            for _ in range(repeats):
+                current = session.widgets.get(widget.id, widget)
+                state = new_value(session, current, rng, PROMPTS)
+                if state is None:
+                    break
+                await timed(name, lambda: session.set_widget(current, state, timeout=60))
+        prompt = next((w for w in session.widgets.values() if w.kind == "text_area" and w.key.endswith("prompt")), None)
+        if prompt is not None:
+            for i in range(repeats):
+                state = new_value(session, prompt, rng, PROMPTS)
+                state.string_value = f"{rng.choice(PROMPTS)} {seed}{i}{label}"  # a prompt never seen: a real forward
+                await timed(f"{label}: new sidebar prompt", lambda: session.set_widget(prompt, state, timeout=60))
+    await session.close()
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--configs", default="nofreeze,freeze")
+    parser.add_argument("--repeats", type=int, default=6)
+    parser.add_argument("--pages", default=",".join(p or "overview" for p in PAGES))
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    pages = ["" if p == "overview" else p for p in args.pages.split(",") if p]
+    configs = [c for c in args.configs.split(",") if c]
+    results: dict[str, dict[str, list[tuple[float, float]]]] = {}
+    rss: dict[str, float] = {}
+    print(f"# interactions bench: {args.repeats} reruns each; {os.cpu_count()} cores; load {load_average()}", flush=True)
+    for config in configs:
+        proc, url = start(config)
+        try:
+            results[config] = asyncio.run(measure(url, proc.pid, pages, args.repeats, args.seed))
+            rss[config] = rss_mb(proc.pid)
+        finally:
+            proc.terminate()
+            proc.wait(20)
+        print(f"# {config}: done, RSS {rss[config]:.0f} MB, load {load_average()}", flush=True)
+    names = sorted({n for r in results.values() for n in r})
+    head = "".join(f" | {c + ' CPU med/p95':>22} | {'wall med':>8}" for c in configs)
+    print(f"{'interaction':<58}{head}")
+    over = {c: 0 for c in configs}
+    for name in names:
+        row = f"{name[:58]:<58}"
+        for c in configs:
+            samples = results[c].get(name, [])
+            if not samples:
+                row += f" | {'-':>22} | {'-':>8}"
+                continue
+            cpu = sorted(s[0] for s in samples)
+            wall = sorted(s[1] for s in samples)
+            p95 = cpu[min(len(cpu) - 1, int(round(0.95 * (len(cpu) - 1))))]
+            med = statistics.median(cpu)
+            over[c] += med > TARGET_MS
+            row += f" | {med:9.0f} / {p95:6.0f} ms | {statistics.median(wall):6.0f}ms"
+        print(row)
+    for c in configs:
+        all_cpu = [s[0] for r in results[c].values() for s in r]
+        print(f"# {c}: median CPU per rerun over all interactions {statistics.median(all_cpu):.0f} ms; "
+              f"{over[c]} of {len(results[c])} interactions over {TARGET_MS:.0f} ms median; RSS {rss[c]:.0f} MB")
+    print(f"# load {load_average()}")
+
+
+if __name__ == "__main__":
+    main()

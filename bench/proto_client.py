@@ -1,0 +1,234 @@
+"""A minimal Streamlit websocket client: what a browser tab sends and waits for, no browser.
+
+It speaks Streamlit 1.67's own protocol (``/_stcore/stream``, binary ``BackMsg`` /
+``ForwardMsg`` protobufs from ``streamlit.proto``): connect with the ``streamlit``
+subprotocol, send ``rerun_script`` with a ``ClientState`` (page hash, widget states,
+fragment id), read deltas until ``script_finished``. From the deltas it keeps the widgets
+on the page (id, kind, options, range, fragment) so a bench can act like a student: pick a
+widget, send a new value, time until the server says the run is done.
+
+Used by ``bench/classroom.py`` and ``bench/interactions.py``; loopback only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+from streamlit.proto.WidgetStates_pb2 import WidgetState
+from websockets.asyncio.client import ClientConnection, connect
+
+WIDGET_KINDS = ("slider", "selectbox", "checkbox", "number_input", "radio", "multiselect", "button",
+                "button_group", "text_area", "text_input")
+FINISHED_OK = {ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY}
+
+
+@dataclass
+class Widget:
+    id: str
+    kind: str
+    proto: Any
+    fragment_id: str
+    sidebar: bool
+
+    @property
+    def key(self) -> str:
+        """The user key (the id's suffix after the hash), or '' for a keyless widget."""
+        parts = self.id.split("-", 2)
+        return parts[2] if len(parts) == 3 else ""
+
+
+@dataclass
+class RunResult:
+    seconds: float
+    ok: bool
+    status: str
+    exceptions: list[str]
+    bytes_in: int
+    messages: int
+
+
+@dataclass
+class Session:
+    """One simulated browser tab."""
+
+    url: str
+    ws: ClientConnection | None = None
+    pages: dict[str, str] = field(default_factory=dict)  # url_pathname ("" = main) -> page hash
+    page: str = ""
+    widgets: dict[str, Widget] = field(default_factory=dict)
+    states: dict[str, WidgetState] = field(default_factory=dict)
+    toggles: dict[str, bool] = field(default_factory=dict)  # checkbox id -> value we last sent
+    closed: bool = False
+    cookie: str | None = None  # the load balancer's affinity cookie, from a first GET /
+
+    async def open(self, timeout: float = 30) -> RunResult:
+        host = self.url.split("//", 1)[1].split("/", 1)[0]
+        self.ws = await asyncio.wait_for(connect(
+            "ws" + self.url.rstrip("/").removeprefix("http") + "/_stcore/stream", subprotocols=["streamlit"], origin=f"http://{host}",
+            max_size=None, open_timeout=timeout, ping_interval=None, compression=None,
+            additional_headers={"Cookie": self.cookie} if self.cookie else None,
+        ), timeout)
+        return await self.rerun(timeout=timeout)
+
+    async def close(self) -> None:
+        if self.ws is not None:
+            await self.ws.close()
+        self.closed = True
+
+    # --- one rerun ---------------------------------------------------------------------
+
+    async def rerun(self, fragment_id: str = "", timeout: float = 30) -> RunResult:
+        """Send the current client state and wait for ``script_finished``."""
+        assert self.ws is not None
+        msg = BackMsg()
+        cs = msg.rerun_script
+        cs.query_string = ""
+        cs.page_script_hash = self.pages.get(self.page, "")
+        cs.page_name = self.page
+        if fragment_id:
+            cs.fragment_id = fragment_id
+        cs.widget_states.widgets.extend(self.states.values())
+        start = time.perf_counter()
+        await self.ws.send(msg.SerializeToString())
+        if not fragment_id:
+            self.widgets = {}
+        exceptions: list[str] = []
+        bytes_in = 0
+        count = 0
+        deadline = start + timeout
+        while True:
+            remaining = deadline - time.perf_counter()
+            if remaining <= 0:
+                raise TimeoutError("no script_finished before the timeout")
+            data = await asyncio.wait_for(self.ws.recv(), remaining)
+            bytes_in += len(data)
+            count += 1
+            fwd = ForwardMsg()
+            fwd.ParseFromString(data)
+            kind = fwd.WhichOneof("type")
+            if kind == "new_session":
+                self._on_new_session(fwd)
+            elif kind == "delta":
+                self._on_delta(fwd, exceptions)
+            elif kind == "script_finished":
+                status = fwd.script_finished
+                if status == ForwardMsg.FINISHED_EARLY_FOR_RERUN:
+                    continue  # a rerun we triggered ourselves (e.g. st.rerun in a callback) follows
+                seconds = time.perf_counter() - start
+                name = ForwardMsg.ScriptFinishedStatus.Name(status)
+                return RunResult(seconds, status in FINISHED_OK and not exceptions, name, exceptions,
+                                 bytes_in, count)
+            elif kind == "page_not_found":
+                exceptions.append("page_not_found")
+
+    def _on_new_session(self, fwd: ForwardMsg) -> None:
+        ns = fwd.new_session
+        for page in ns.app_pages:
+            self.pages[page.url_pathname] = page.page_script_hash
+        if ns.main_script_hash:
+            self.pages.setdefault("", ns.main_script_hash)
+
+    def _on_delta(self, fwd: ForwardMsg, exceptions: list[str]) -> None:
+        delta = fwd.delta
+        if delta.WhichOneof("type") != "new_element":
+            return
+        element = delta.new_element
+        kind = element.WhichOneof("type")
+        if kind == "page_link" and element.page_link.page_script_hash:
+            link = element.page_link
+            name = link.page.strip("/").removeprefix("pages/").removesuffix(".py")
+            self.pages.setdefault("" if name in ("", "app") else name, link.page_script_hash)
+            return
+        if kind == "exception":
+            exceptions.append(f"{element.exception.type}: {element.exception.message}"[:300])
+            return
+        if kind not in WIDGET_KINDS:
+            return
+        proto = getattr(element, kind)
+        if getattr(proto, "disabled", False):
+            return
+        path = list(fwd.metadata.delta_path)
+        self.widgets[proto.id] = Widget(proto.id, kind, proto, delta.fragment_id, bool(path) and path[0] == 1)
+
+    # --- acting like a student ---------------------------------------------------------
+
+    async def go_to(self, page: str, timeout: float = 30) -> RunResult:
+        """Open another page (what ``st.page_link`` does in the browser)."""
+        self.page = page
+        self.states = {}
+        return await self.rerun(timeout=timeout)
+
+    async def set_widget(self, widget: Widget, state: WidgetState, timeout: float = 30) -> RunResult:
+        if widget.kind == "button":
+            sent = {**self.states, widget.id: state}
+            keep, self.states = self.states, sent
+            try:
+                return await self.rerun(widget.fragment_id, timeout)
+            finally:
+                self.states = keep  # a trigger is true for one run only
+        self.states[widget.id] = state
+        return await self.rerun(widget.fragment_id, timeout)
+
+
+def new_value(session: Session, widget: Widget, rng: random.Random, prompts: list[str]) -> WidgetState | None:
+    """A valid, different value for ``widget`` (None: the bench leaves this widget alone)."""
+    p = widget.proto
+    state = WidgetState(id=widget.id)
+    if widget.kind == "slider":
+        if len(p.options):
+            picks = rng.sample(list(p.options), k=min(len(p.value) or 1, len(p.options)))
+            state.string_array_value.data.extend(sorted(picks, key=list(p.options).index))
+            return state
+        if p.data_type not in (0, 1):  # INT or FLOAT only (no dates)
+            return None
+        steps = max(1, int(round((p.max - p.min) / (p.step or 1))))
+        n_values = max(1, len(p.value) or len(p.default))
+        picks = sorted(p.min + rng.randint(0, steps) * (p.step or 1) for _ in range(n_values))
+        state.double_array_value.data.extend(min(p.max, v) for v in picks)
+        return state
+    if widget.kind in ("selectbox", "radio"):
+        if len(p.options) < 2:
+            return None
+        state.string_value = rng.choice(list(p.options))
+        return state
+    if widget.kind == "checkbox":
+        current = session.toggles.get(widget.id, bool(p.default))
+        state.bool_value = not current
+        session.toggles[widget.id] = not current
+        return state
+    if widget.kind == "number_input":
+        lo = p.min if p.has_min else 0
+        hi = p.max if p.has_max else lo + 100 * (p.step or 1)
+        step = p.step or 1
+        value = lo + rng.randint(0, max(0, int((hi - lo) / step))) * step
+        if p.data_type == 0:  # INT
+            state.int_value = int(value)
+        else:
+            state.double_value = float(value)
+        return state
+    if widget.kind == "multiselect":
+        options = list(p.options)
+        if not options:
+            return None
+        state.string_array_value.data.extend(rng.sample(options, k=rng.randint(1, min(3, len(options)))))
+        return state
+    if widget.kind == "button_group":
+        options = [o.content for o in p.options]
+        if not options:
+            return None
+        state.string_array_value.data.append(rng.choice(options))
+        return state
+    if widget.kind == "button":
+        state.trigger_value = True
+        return state
+    if widget.kind == "text_area" and widget.key.endswith("prompt"):
+        state.string_value = rng.choice(prompts)
+        return state
+    return None  # other free text, uploads, editors: not part of the mix
+

@@ -1,0 +1,486 @@
+"""The transformer block: one layer drawn, the residual stream and its attribution, live ablation,
+the normalisation lab, the FFN (activations, neurons, key-value memory) and a toy MoE router.
+
+All maths is in ``core.block`` and ``core.model`` (ablation: ``run_with_trace(ids, ablate=...)``);
+this page picks values, draws charts and explains. Each interactive section is a fragment.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+import ui.charts.block as charts
+from core import block, names
+from core.model import Ablation
+from core.param_count import TEXTBOOK_MOE, count_parameters, spec_from_config
+from ui.block_diagram import layer_dot, pre_post_dot
+from ui.charts.common import vega
+from ui.charts.output import token_labels
+from ui import state
+from ui.i18n import t, translate
+from ui.page import setup
+from ui.resources import get_model, memo, run_prompt, run_prompt_or_stop, shared
+from ui.tokens import display_token
+
+PAGE = "transformer_block"
+MAX_X_VALUES = 16
+MAX_ABS_X = 1e6
+HEATMAP_NEURONS = 24
+N_EXPERTS, TOP_K = 8, 2
+ANCHORS = {"x": "tb-residual", "ln1": "tb-norm", "attn": "tb-residual", "add1": "tb-ablation", "ln2": "tb-norm",
+           "ffn": "tb-ffn", "add2": "tb-ablation", "y": "tb-moe"}
+
+
+@memo(maxsize=256)
+def ablated_logits(model_name: str, ids: tuple[int, ...], ablation: Ablation) -> np.ndarray:
+    """Last-position logits of one ablated run (shared; the model itself is never changed)."""
+    logits, _ = get_model(model_name).model.run_with_trace(list(ids), ablate=ablation)
+    return logits[-1]
+
+
+@memo(maxsize=64)
+def head_effects(model_name: str, ids: tuple[int, ...]) -> tuple[int, np.ndarray, np.ndarray]:
+    """Every head ablated on its own (one forward pass each), shared per (model, prompt)."""
+    return block.single_head_effects(get_model(model_name).model, ids)
+
+
+@memo(maxsize=128)
+def attribution(model_name: str, text: str, token_id: int, position: int) -> block.Attribution:
+    run = run_prompt(model_name, text)
+    return block.direct_logit_attribution(get_model(model_name).model, run.trace, token_id, position)
+
+
+def neuron_index(model_name: str) -> block.NeuronIndex:
+    """Top-firing corpus positions of every neuron, computed once per model and shared."""
+    def compute(loaded) -> block.NeuronIndex:
+        small = loaded.config.n_layer * loaded.config.d_mlp <= 8192  # our models: ~1 s; a GPT-2-sized one gets fewer texts
+        return block.build_neuron_index(loaded.model, loaded.tokenizer, block.corpus_documents(240 if small else 40))
+
+    return shared(model_name, "block.neuron_index", compute)
+
+
+def parse_numbers(text: str) -> list[float] | None:
+    """Comma- or space-separated numbers; None when anything is not a plain finite number."""
+    parts = [p for p in text.replace("，", ",").replace(",", " ").split() if p]
+    if not 2 <= len(parts) <= MAX_X_VALUES:
+        return None
+    try:
+        values = [float(p.replace("−", "-")) for p in parts]
+    except ValueError:
+        return None
+    if not all(math.isfinite(v) and abs(v) <= MAX_ABS_X for v in values):
+        return None
+    return values
+
+
+def kind_name(kind: str, lang: str) -> str:
+    """The Overview's name of a norm/activation kind ("层归一化 LayerNorm"); an unknown kind as it is."""
+    text = translate(f"overview.kind.{kind}", lang)
+    return kind if text.startswith("⟦") else text
+
+
+def layer_name(layer: int) -> str:
+    """Widget option labels stay language-neutral ("L2", "L1·H3"): the same in both languages."""
+    return f"L{layer}"
+
+
+def head_name(layer_head: tuple[int, int]) -> str:
+    return f"L{layer_head[0]}·H{layer_head[1]}"
+
+
+ctx = setup(PAGE)
+st.title(t("transformer_block.title"))
+st.markdown(t("transformer_block.intro"))
+
+run = run_prompt_or_stop(ctx.model_name, ctx.prompt)
+loaded = get_model(ctx.model_name)
+cfg = loaded.config
+model = loaded.model
+tokenizer = loaded.tokenizer
+n = len(run.ids)
+labels = [f"{i}·{display_token(tok)}" for i, tok in enumerate(run.tokens)]
+norm_name, mlp_name = kind_name(cfg.norm, ctx.lang), kind_name(cfg.mlp, ctx.lang)
+
+# --- 1. one layer, drawn ------------------------------------------------------------------------
+st.header(t("transformer_block.layer.header"), anchor="tb-layer")
+pick = st.columns(2)
+if st.session_state.get("tb_token_prompt") != (ctx.model_name, run.text):  # a new prompt starts at its last token
+    if "tb_token_prompt" in st.session_state:
+        state.put("tb_token", n - 1)
+    st.session_state["tb_token_prompt"] = (ctx.model_name, run.text)
+layer = pick[0].selectbox(t("transformer_block.pick.layer"), list(range(cfg.n_layer)),
+                          **state.bind("tb_layer", options=range(cfg.n_layer)), format_func=layer_name)
+position = pick[1].selectbox(t("transformer_block.pick.token"), list(range(n)),
+                             **state.bind("tb_token", default=n - 1, options=range(n)), format_func=lambda i: labels[i])
+layer, position = int(layer), int(position)
+ffn_shape = (f"{cfg.d_model}→{cfg.d_mlp}→{cfg.d_model}" if cfg.mlp != "swiglu"
+             else f"{cfg.d_model}→2×{cfg.d_mlp}→{cfg.d_model}")
+shapes = {
+    "x": f"{n} × {cfg.d_model}", "ln1": norm_name, "attn": t("transformer_block.layer.heads", h=cfg.n_head, n=n),
+    "add1": f"{n} × {cfg.d_model}", "ln2": norm_name, "ffn": f"{mlp_name}: {ffn_shape}", "add2": f"{n} × {cfg.d_model}",
+    "y": f"{n} × {cfg.d_model}",
+}
+diagram_labels = {k: t(f"transformer_block.layer.node.{k}", layer=layer) for k in shapes} | {
+    "skip": t("transformer_block.layer.skip")}
+# The shell widens diagrams to 760 px on phones (for the Overview's wide journey); these small
+# vertical ones fit a phone as they are. Static CSS, no user text.
+st.html("<style>[class*='st-key-tb_diagrams'] [data-testid='stGraphVizChart'] > div, "
+        "[class*='st-key-tb_diagrams'] [data-testid='stGraphVizChart'] svg { min-width: 0 !important; }</style>")
+drawing, words = st.columns([2, 3])  # side by side on a wide screen, stacked on a phone
+drawing = drawing.container(key="tb_diagrams")
+drawing.graphviz_chart(layer_dot(diagram_labels, shapes, ANCHORS, vertical=True), width=300)
+words.caption(t("transformer_block.layer.caption", layer=layer, n=n, d=cfg.d_model, d_mlp=cfg.d_mlp, norm=norm_name,
+                mlp=mlp_name))
+
+# --- 2. residual stream and direct logit attribution ----------------------------------------------
+st.header(t("transformer_block.resid.header"), anchor="tb-residual")
+st.markdown(t("transformer_block.resid.explain"))
+norms = block.residual_norms(run.trace)
+stage_labels = []
+stage_values = []
+for L in range(cfg.n_layer):
+    for kind, values in (("pre", norms.pre), ("mid", norms.mid), ("post", norms.post)):
+        if kind == "pre" and L > 0:
+            continue  # pre of layer L is post of layer L-1
+        stage_labels.append(t(f"transformer_block.resid.stage.{kind}", layer=L))
+        stage_values.append(values[L])
+vega(charts.heat(np.stack(stage_values), tuple(stage_labels), tuple(labels),
+                 title=t("transformer_block.resid.norm_title"), x_title=t("transformer_block.axis.token"),
+                 y_title=t("transformer_block.axis.stage"), value_title=t("transformer_block.axis.norm"),
+                 value_format=".2f"), width="stretch")
+write_series = [t("transformer_block.resid.series.pre"), t("transformer_block.resid.series.attn"),
+                t("transformer_block.resid.series.mlp")]
+writes = np.stack([norms.pre[:, position], norms.attn_out[:, position], norms.mlp_out[:, position]])
+vega(charts.grouped_bars(tuple(t("transformer_block.pick.layer_option", n=L) for L in range(cfg.n_layer)),
+                         tuple(write_series), writes,
+                         title=t("transformer_block.resid.write_title", token=labels[position]),
+                         x_title=t("transformer_block.axis.layer"), y_title=t("transformer_block.axis.norm"),
+                         series_title=t("transformer_block.axis.vector")), width="stretch")
+
+
+@st.fragment
+def dla_section() -> None:
+    st.subheader(t("transformer_block.dla.header"))
+    st.markdown(t("transformer_block.dla.explain", norm=norm_name))
+    top_ids, _ = block.top_next(run.logits[position], 10)
+    options = [int(i) for i in top_ids]
+    names_shown = token_labels(tokenizer, options)
+    target = st.selectbox(t("transformer_block.dla.target"), options,
+                          **state.bind("tb_dla_target", default=options[0], options=options),
+                          format_func=lambda i: names_shown[options.index(i)])
+    result = attribution(ctx.model_name, run.text, int(target), position)
+    part_labels, kinds = [], []
+    for kind, L, h in zip(result.kinds, result.layers, result.heads):
+        part_labels.append(t(f"transformer_block.dla.part.{kind}", layer=L, head=h))
+        kinds.append(t(f"transformer_block.dla.kind.{kind}"))
+    cols = st.columns(3)
+    cols[0].metric(t("transformer_block.dla.metric.logit"), f"{result.logit:.4f}")
+    cols[1].metric(t("transformer_block.dla.metric.sum"), f"{result.total:.4f}")
+    cols[2].metric(t("transformer_block.dla.metric.diff"), f"{result.total - result.logit:.1e}")
+    vega(charts.bars(tuple(part_labels), tuple(result.values.tolist()),
+                     title=t("transformer_block.dla.chart_title", token=names_shown[options.index(target)],
+                             pos=labels[position]),
+                     value_title=t("transformer_block.axis.logit_share"), label_title=t("transformer_block.axis.part"),
+                     color_labels=tuple(kinds), color_title=t("transformer_block.axis.kind"),
+                     colors=tuple(charts.KIND_COLORS[k] for k in dict.fromkeys(result.kinds))), width="stretch")
+    st.caption(t("transformer_block.dla.caption", scale=f"{result.scale:.4f}"))
+
+
+dla_section()
+
+# --- 3. ablation --------------------------------------------------------------------------------
+st.header(t("transformer_block.ablate.header"), anchor="tb-ablation")
+st.markdown(t("transformer_block.ablate.explain"))
+
+
+@st.fragment
+def ablation_section() -> None:
+    stride = state.TB_HEAD_STRIDE  # a head is stored as layer * stride + head
+    head_options = [L * stride + h for L in range(cfg.n_layer) for h in range(cfg.n_head)]
+    layer_options = list(range(cfg.n_layer))
+    c = st.columns(4)
+    heads = c[0].multiselect(t("transformer_block.ablate.heads"), head_options,
+                             **state.bind("tb_ablate_heads", items=head_options),
+                             placeholder=t("transformer_block.ablate.placeholder"),
+                             format_func=lambda i: head_name(divmod(i, stride)))
+    attn_layers = c[1].multiselect(t("transformer_block.ablate.attn"), layer_options, **state.bind("tb_ablate_attn", items=layer_options),
+                                   placeholder=t("transformer_block.ablate.placeholder"),
+                                   format_func=layer_name)
+    mlp_layers = c[2].multiselect(t("transformer_block.ablate.mlp"), layer_options, **state.bind("tb_ablate_mlp", items=layer_options),
+                                  placeholder=t("transformer_block.ablate.placeholder"),
+                                  format_func=layer_name)
+    no_resid = c[3].multiselect(t("transformer_block.ablate.resid"), layer_options, **state.bind("tb_ablate_resid", items=layer_options),
+                                placeholder=t("transformer_block.ablate.placeholder"),
+                                format_func=layer_name)
+    ablation = Ablation(heads=frozenset(divmod(int(i), stride) for i in heads), attn_layers=frozenset(map(int, attn_layers)),
+                        mlp_layers=frozenset(map(int, mlp_layers)), no_residual=frozenset(map(int, no_resid)))
+    before_ids, before_p = block.top_next(run.logits[-1], 5)
+    after_ids, after_p = block.top_next(ablated_logits(ctx.model_name, tuple(run.ids), ablation), 5)
+    if ablation.is_empty():
+        st.info(t("transformer_block.ablate.none"))
+    left, right = st.columns(2)
+    for col, ids, probs, key in ((left, before_ids, before_p, "before"), (right, after_ids, after_p, "after")):
+        with col:
+            vega(charts.bars(tuple(token_labels(tokenizer, [int(i) for i in ids])), tuple(probs.tolist()),
+                             title=t(f"transformer_block.ablate.{key}_title"), value_title=t("transformer_block.axis.prob"),
+                             label_title=t("transformer_block.axis.next_token")), width="stretch")
+    if not ablation.is_empty():
+        changed = int(before_ids[0]) != int(after_ids[0])
+        top = token_labels(tokenizer, [int(before_ids[0]), int(after_ids[0])])
+        st.markdown(t("transformer_block.ablate.changed" if changed else "transformer_block.ablate.same",
+                      before=top[0], after=top[1]))
+    st.caption(t("transformer_block.ablate.tip"))
+    if st.button(t("transformer_block.ablate.find"), key="tb_ablate_find"):
+        top, probs, new_top = head_effects(ctx.model_name, tuple(run.ids))
+        L, h = (int(v) for v in np.unravel_index(np.argmin(probs), probs.shape))
+        shown = token_labels(tokenizer, [top, int(new_top[L, h])])
+        p_before = float(block.softmax(run.logits[-1])[top])
+        st.markdown(t("transformer_block.ablate.found", head=head_name((L, h)), token=shown[0],
+                      before=f"{p_before:.3f}", after=f"{probs[L, h]:.3f}", new=shown[1]))
+
+
+ablation_section()
+
+
+@st.fragment
+def gradient_section() -> None:
+    st.subheader(t("transformer_block.grad.header"))
+    st.markdown(t("transformer_block.grad.explain"))
+    depth = st.slider(t("transformer_block.grad.depth"), min_value=4, max_value=96, step=4, **state.bind("tb_grad_depth"))
+    paths = block.gradient_paths(int(depth))
+    series = {t("transformer_block.grad.series.small"): tuple(paths["0.9"]),
+              t("transformer_block.grad.series.large"): tuple(paths["1.1"]),
+              t("transformer_block.grad.series.residual"): tuple(paths["residual"])}
+    vega(charts.lines(tuple(range(depth + 1)), series, title=t("transformer_block.grad.title", n=depth),
+                      x_title=t("transformer_block.grad.axis.depth"), y_title=t("transformer_block.grad.axis.factor"),
+                      series_title=t("transformer_block.axis.series"), log_y=True, x_format=".0f"), width="stretch")
+    c = st.columns(3)
+    c[0].metric("0.9^" + str(depth), f"{paths['0.9'][-1]:.4g}", help=t("transformer_block.grad.small_help",
+                                                                        pct=f"{100 * paths['0.9'][-1]:.2g}"))
+    c[1].metric("1.1^" + str(depth), f"{paths['1.1'][-1]:.4g}")
+    c[2].metric(t("transformer_block.grad.residual_metric"), "≥ 1")
+
+
+gradient_section()
+
+# --- 4. normalisation lab -----------------------------------------------------------------------
+st.header(t("transformer_block.norm.header"), anchor="tb-norm")
+st.markdown(t("transformer_block.norm.explain"))
+
+
+@st.fragment
+def norm_lab() -> None:
+    raw = st.text_input(t("transformer_block.norm.x"), max_chars=300, **state.bind("tb_norm_x"),
+                        help=t("transformer_block.norm.x_help", n=MAX_X_VALUES))
+    values = parse_numbers(raw)
+    if values is None:
+        st.warning(t("transformer_block.norm.bad_x", n=MAX_X_VALUES))
+        values = list(block.TEXTBOOK_X)
+    try:
+        ln = block.layer_norm(values)
+        rms = block.rms_norm(values)
+    except ValueError:
+        st.warning(t("transformer_block.norm.flat"))
+        return
+    c = st.columns(3)
+    c[0].metric("μ", f"{ln.mean:.4g}")
+    c[1].metric(t("transformer_block.norm.sigma"), f"{ln.scale:.4g}")
+    c[2].metric("RMS", f"{rms.scale:.4g}")
+    table = pd.DataFrame({
+        "x": [f"{v:g}" for v in values],
+        t("transformer_block.norm.col.centred"): [f"{v - ln.mean:.4f}" for v in values],
+        "LayerNorm": [f"{v:.4f}" for v in ln.normalized],
+        "RMSNorm": [f"{v:.4f}" for v in rms.normalized],
+    })
+    st.dataframe(table, hide_index=True, width="stretch", key="tb_norm_table")
+    if tuple(values) == block.TEXTBOOK_X:
+        st.markdown(t("transformer_block.norm.textbook_note", value=f"{ln.normalized[1]:.3f}"))
+    idx = tuple(f"x[{i}]" for i in range(len(values)))
+    vega(charts.grouped_bars(idx, ("x", "LayerNorm", "RMSNorm"), np.stack([values, ln.normalized, rms.normalized]),
+                             title=t("transformer_block.norm.chart_title"), x_title=t("transformer_block.axis.dim"),
+                             y_title=t("transformer_block.axis.value"), series_title=t("transformer_block.axis.series"),
+                             value_format=".4f"), width="stretch")
+
+
+norm_lab()
+
+st.subheader(t("transformer_block.norm.batch.header"))
+st.markdown(t("transformer_block.norm.batch.explain"))
+rows_ln, means_ln, stds_ln = block.normalize_table(block.TEXTBOOK_SAMPLES, "sample")
+rows_bn, means_bn, stds_bn = block.normalize_table(block.TEXTBOOK_SAMPLES, "feature")
+sample_names = [t("transformer_block.norm.batch.sample", i=i + 1) for i in range(len(block.TEXTBOOK_SAMPLES))]
+dims = [t("transformer_block.norm.batch.dim", i=j) for j in range(len(block.TEXTBOOK_SAMPLES[0]))]
+st.markdown(t("transformer_block.norm.batch.raw"))
+st.dataframe(pd.DataFrame(block.TEXTBOOK_SAMPLES, index=sample_names, columns=dims), width="stretch")
+tables = st.columns(2)
+with tables[0]:
+    st.markdown(t("transformer_block.norm.batch.ln"))
+    frame = pd.DataFrame(np.round(rows_ln, 3), index=sample_names, columns=dims)
+    frame["μ"], frame["σ"] = np.round(means_ln, 3), np.round(stds_ln, 3)
+    st.dataframe(frame, width="stretch")
+with tables[1]:
+    st.markdown(t("transformer_block.norm.batch.bn"))
+    frame = pd.DataFrame(np.round(rows_bn, 3), index=sample_names, columns=dims)
+    stats = pd.DataFrame([np.round(means_bn, 3), np.round(stds_bn, 3)], index=["μ", "σ"], columns=dims)
+    st.dataframe(pd.concat([frame, stats]), width="stretch")
+compare_rows = ["direction", "scope", "batch", "train_infer", "length"]
+st.dataframe(pd.DataFrame({
+    "": [t(f"transformer_block.norm.cmp.{r}") for r in compare_rows],
+    "LayerNorm": [t(f"transformer_block.norm.cmp.{r}.ln") for r in compare_rows],
+    "BatchNorm": [t(f"transformer_block.norm.cmp.{r}.bn") for r in compare_rows],
+}), hide_index=True, width="stretch", key="tb_norm_compare")
+
+
+@st.fragment
+def live_norm() -> None:
+    st.subheader(t("transformer_block.norm.live.header", layer=layer))
+    which_names = {w: t(f"transformer_block.norm.live.{w}") for w in ("ln1", "ln2")}  # translated in this run
+    which = st.radio(t("transformer_block.norm.live.which"), ("ln1", "ln2"), horizontal=True, **state.bind("tb_norm_which"),
+                     format_func=which_names.__getitem__)
+    s = block.token_norm_stats(model, run.trace, layer, which)
+    if cfg.norm == "layernorm":
+        series = (t("transformer_block.norm.live.mean_in"), t("transformer_block.norm.live.std_in"),
+                  t("transformer_block.norm.live.mean_out"), t("transformer_block.norm.live.std_out"))
+        values = np.stack([s.mean_in, s.std_in, s.mean_out, s.std_out])
+    else:
+        series = (t("transformer_block.norm.live.rms_in"), t("transformer_block.norm.live.rms_out"))
+        values = np.stack([s.rms_in, s.rms_out])
+    vega(charts.grouped_bars(tuple(labels), series, values,
+                             title=t("transformer_block.norm.live.title", which=which, layer=layer, norm=norm_name),
+                             x_title=t("transformer_block.axis.token"), y_title=t("transformer_block.axis.value"),
+                             series_title=t("transformer_block.axis.series")), width="stretch")
+    learned = {"γ": tuple(s.gamma.tolist())}
+    if s.beta is not None:
+        learned["β"] = tuple(s.beta.tolist())
+    vega(charts.lines(tuple(range(cfg.d_model)), learned, title=t("transformer_block.norm.live.gamma_title",
+                                                                 which=which, layer=layer),
+                      x_title=t("transformer_block.axis.dim"), y_title=t("transformer_block.axis.value"),
+                      series_title=t("transformer_block.axis.series"), x_format=".0f", height=220), width="stretch")
+    st.caption(t("transformer_block.norm.live.caption"))
+
+
+live_norm()
+
+st.subheader(t("transformer_block.norm.prepost.header"))
+ln_labels = {"sublayer": t("transformer_block.norm.prepost.sublayer"), "norm": norm_name if cfg.norm else "LN",
+             "skip": t("transformer_block.layer.skip")}
+pp = st.container(key="tb_diagrams_ln").columns(2)
+with pp[0]:
+    st.markdown(t("transformer_block.norm.prepost.pre"))
+    st.graphviz_chart(pre_post_dot("pre", ln_labels))
+with pp[1]:
+    st.markdown(t("transformer_block.norm.prepost.post"))
+    st.graphviz_chart(pre_post_dot("post", ln_labels))
+st.markdown(t("transformer_block.norm.prepost.explain"))
+
+# --- 5. FFN -------------------------------------------------------------------------------------
+st.header(t("transformer_block.ffn.header"), anchor="tb-ffn")
+st.markdown(t("transformer_block.ffn.explain", d=cfg.d_model, d_mlp=cfg.d_mlp, n=n, mlp=mlp_name))
+
+
+@st.fragment
+def activation_lab() -> None:
+    st.subheader(t("transformer_block.act.header"))
+    c = st.columns(2)
+    x0 = c[0].slider(t("transformer_block.act.x"), min_value=-5.0, max_value=5.0, step=0.1, **state.bind("tb_act_x"))
+    up = c[1].slider(t("transformer_block.act.up"), min_value=-2.0, max_value=2.0, step=0.1, **state.bind("tb_act_up"),
+                     help=t("transformer_block.act.up_help"))
+    grid = np.round(np.linspace(-5, 5, 101), 4)
+    names_shown = {a: t(f"transformer_block.act.name.{a}") for a in block.ACTIVATIONS}
+    series = {names_shown[a]: tuple(block.activation(a, grid, up=float(up)).tolist()) for a in block.ACTIVATIONS}
+    vega(charts.lines(tuple(grid.tolist()), series, title=t("transformer_block.act.title"),
+                      x_title="x", y_title=t("transformer_block.act.axis.y"), series_title=t("transformer_block.axis.series"),
+                      marker_x=float(x0), height=300), width="stretch")
+    at_x = {names_shown[a]: f"{float(block.activation(a, [x0], up=float(up))[0]):.4f}" for a in block.ACTIVATIONS}
+    st.dataframe(pd.DataFrame([at_x], index=[f"x = {x0:.1f}"]), width="stretch", key="tb_act_values")
+
+
+activation_lab()
+relu_out = block.activation("relu", block.TEXTBOOK_RELU_IN)
+silu = block.activation("silu", [-3.0, 0.0, 3.0])
+st.markdown(t("transformer_block.act.textbook", relu_in=str([int(v) for v in block.TEXTBOOK_RELU_IN]),
+              relu_out=str([int(v) for v in relu_out]), s_neg=f"{silu[0]:.2f}", s_pos=f"{silu[2]:.2f}"))
+
+post = block.mlp_activations(run.trace, layer)  # (pos, d_mlp)
+strongest = np.lexsort((np.arange(post.shape[1]), -np.abs(post).max(axis=0)))[:HEATMAP_NEURONS]
+vega(charts.heat(post[:, strongest].T, tuple(f"n{int(i)}" for i in strongest), tuple(labels),
+                 title=t("transformer_block.ffn.heat_title", layer=layer, k=len(strongest), d_mlp=cfg.d_mlp),
+                 x_title=t("transformer_block.axis.token"), y_title=t("transformer_block.axis.neuron"),
+                 value_title=t("transformer_block.axis.activation"), diverging=True), width="stretch")
+top_ids, top_vals = block.top_neurons(post, position, 10)
+vega(charts.bars(tuple(f"n{int(i)}" for i in top_ids), tuple(top_vals.tolist()),
+                 title=t("transformer_block.ffn.top_title", token=labels[position], layer=layer),
+                 value_title=t("transformer_block.axis.activation"), label_title=t("transformer_block.axis.neuron")),
+     width="stretch")
+
+
+@st.fragment
+def memory_section() -> None:
+    st.subheader(t("transformer_block.kv.header"))
+    st.markdown(t("transformer_block.kv.explain"))
+    neuron = st.number_input(t("transformer_block.kv.neuron", d_mlp=cfg.d_mlp - 1), min_value=0, max_value=cfg.d_mlp - 1,
+                             step=1, **state.bind("tb_kv_neuron", default=int(top_ids[0]), low=0, high=cfg.d_mlp - 1))
+    out = block.neuron_output_tokens(model, layer, int(neuron), k=10)
+    c = st.columns(2)
+    for col, ids, vals, key in ((c[0], out.up_ids, out.up_values, "up"), (c[1], out.down_ids, out.down_values, "down")):
+        with col:
+            vega(charts.bars(tuple(token_labels(tokenizer, [int(i) for i in ids])), tuple(vals.tolist()),
+                             title=t(f"transformer_block.kv.{key}_title", neuron=int(neuron), layer=layer),
+                             value_title=t("transformer_block.axis.write"),
+                             label_title=t("transformer_block.axis.next_token")), width="stretch")
+    index = neuron_index(ctx.model_name)
+    rows = [{t("transformer_block.kv.col.act"): f"{a:.3f}", t("transformer_block.kv.col.left"): display_token(left),
+             t("transformer_block.kv.col.token"): display_token(tok), t("transformer_block.kv.col.right"): display_token(right)}
+            for a, _, left, tok, right in index.contexts(layer, int(neuron))]
+    st.markdown(t("transformer_block.kv.corpus", docs=len(index.tokens)))
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="tb_kv_contexts")
+
+
+memory_section()
+
+st.subheader(t("transformer_block.swiglu.header"))
+raw, llama2 = block.swiglu_hidden(4096)
+_, big = block.swiglu_hidden(4096, multiple_of=1024, ffn_dim_multiplier=1.3)
+st.markdown(t("transformer_block.swiglu.explain", raw=f"{raw:,.2f}", llama2=f"{llama2:,}", big=f"{big:,}",
+              gelu=f"{2 * 4096 * 4 * 4096:,}", swiglu=f"{3 * 4096 * llama2:,}", exact=f"{3 * 4096 * raw:,.0f}"))
+
+# --- 6. MoE -------------------------------------------------------------------------------------
+st.header(t("transformer_block.moe.header"), anchor="tb-moe")
+st.warning(t("transformer_block.moe.toy"))
+
+
+@st.fragment
+def moe_section() -> None:
+    hidden = run.trace[names.act_name("ln2", layer)][position]
+    router = block.toy_router(cfg.d_model, N_EXPERTS, seed=0)
+    routing = block.route(hidden, router, k=TOP_K)
+    experts = tuple(t("transformer_block.moe.expert", i=i) for i in range(N_EXPERTS))
+    chosen = set(int(i) for i in routing.chosen)
+    group = tuple(t("transformer_block.moe.chosen") if i in chosen else t("transformer_block.moe.idle")
+                  for i in range(N_EXPERTS))
+    vega(charts.bars(experts, tuple(routing.probs.tolist()),
+                     title=t("transformer_block.moe.chart_title", token=labels[position], layer=layer),
+                     value_title=t("transformer_block.axis.prob"), label_title=t("transformer_block.axis.expert"),
+                     color_labels=group, color_title=t("transformer_block.axis.kind"),
+                     colors=tuple("#2f6fdb" if g == t("transformer_block.moe.chosen") else "#adb5bd"
+                                  for g in dict.fromkeys(group))),
+         width="stretch")
+    gates = ", ".join(f"{experts[int(i)]}: {g:.3f}" for i, g in zip(routing.chosen, routing.gates))
+    st.markdown(t("transformer_block.moe.gates", gates=gates))
+    ffn = count_parameters(spec_from_config(cfg)).per_layer["ffn"]
+    st.markdown(t("transformer_block.moe.params", ffn=f"{ffn:,}", e=N_EXPERTS, k=TOP_K, total=f"{N_EXPERTS * ffn:,}",
+                  active=f"{TOP_K * ffn:,}", router=f"{N_EXPERTS * cfg.d_model:,}"))
+
+
+moe_section()
+st.dataframe(pd.DataFrame([{
+    t("transformer_block.moe.col.model"): name, t("transformer_block.moe.col.total"): f"{total / 1e9:,.0f} B",
+    t("transformer_block.moe.col.experts"): experts, t("transformer_block.moe.col.per_token"): per_token,
+    t("transformer_block.moe.col.active"): f"~{active / 1e9:,.0f} B",
+    t("transformer_block.moe.col.share"): f"{100 * active / total:.1f} %",
+} for name, total, experts, per_token, active in TEXTBOOK_MOE]), hide_index=True, width="stretch", key="tb_moe_table")
+st.caption(t("transformer_block.moe.source"))

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Serve Token Journey on every core: N Streamlit processes behind HAProxy on one address.
+#
+#   scripts/serve.sh [--replicas N] [--address 0.0.0.0] [--port 8501] [--base-port 8600]
+#
+# N defaults to the number of CPU cores. Each replica is a separate process with its own
+# copy of both models (measured ~520-570 MB resident each with every page used); HAProxy (Debian package
+# `haproxy`) spreads new students over the replicas (least connections), keeps each one on
+# its replica with a cookie (uploads and reconnects must reach the process that holds the
+# session), passes the websocket upgrade through and takes a replica out of rotation when
+# /_stcore/health stops answering. Every replica runs the classroom profile of
+# scripts/classroom.sh (TOKEN_JOURNEY_ALLOWED_HOSTS applies: list the address students type).
+# Ctrl-C (or SIGTERM) stops everything it started.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+REPLICAS="$(nproc 2>/dev/null || echo 2)"
+ADDRESS="0.0.0.0"
+PORT=8501
+BASE_PORT=8600
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --replicas) REPLICAS="$2"; shift 2 ;;
+    --address) ADDRESS="$2"; shift 2 ;;
+    --port) PORT="$2"; shift 2 ;;
+    --base-port) BASE_PORT="$2"; shift 2 ;;
+    -h|--help) sed -n 2,14p "$0"; exit 0 ;;
+    *) echo "unknown option: $1" >&2; exit 2 ;;
+  esac
+done
+case "$REPLICAS" in ''|*[!0-9]*) echo "--replicas needs a number" >&2; exit 2 ;; esac
+[ "$REPLICAS" -ge 1 ] || { echo "--replicas must be at least 1" >&2; exit 2; }
+command -v haproxy >/dev/null 2>&1 || { echo "haproxy is not installed (apt-get install haproxy)" >&2; exit 1; }
+
+PY="${PYTHON:-.venv/bin/python}"
+RUN_DIR="$(mktemp -d "${TMPDIR:-/tmp}/token-journey-serve.XXXXXX")"
+PIDS=()
+cleanup() {
+  trap - EXIT INT TERM
+  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$RUN_DIR"
+}
+trap cleanup EXIT INT TERM
+
+SERVERS=""
+for i in $(seq 0 $((REPLICAS - 1))); do
+  port=$((BASE_PORT + i))
+  # the classroom profile (scripts/classroom.sh: no tracebacks, no developer menu, no file
+  # watching, allowed hosts), each replica on its own loopback port
+  mapfile -t FLAGS < <(bash scripts/classroom.sh --print-flags --address 127.0.0.1 --port "$port")
+  TOKEN_JOURNEY_THREADS="${TOKEN_JOURNEY_THREADS:-1}" "$PY" scripts/run_app.py "${FLAGS[@]}" \
+    >"$RUN_DIR/replica-$i.log" 2>&1 &
+  PIDS+=("$!")
+  SERVERS="${SERVERS}    server r$i 127.0.0.1:$port check cookie r$i
+"
+done
+
+cat >"$RUN_DIR/haproxy.cfg" <<CFG
+global
+    maxconn 4096
+
+defaults
+    mode http
+    option http-server-close
+    timeout connect 5s
+    timeout client 60s
+    timeout server 60s
+    # a student's websocket stays open for the whole lesson
+    timeout tunnel 2h
+    timeout http-keep-alive 10s
+
+frontend token_journey
+    bind ${ADDRESS}:${PORT}
+    default_backend replicas
+
+backend replicas
+    balance leastconn
+    cookie TJ_REPLICA insert indirect nocache attr "HttpOnly" attr "SameSite=Lax"
+    option httpchk GET /_stcore/health
+    http-check expect status 200
+    default-server inter 2s fall 3 rise 1
+${SERVERS}
+CFG
+
+haproxy -c -q -f "$RUN_DIR/haproxy.cfg"
+echo "Token Journey: $REPLICAS replica(s) behind HAProxy on http://${ADDRESS}:${PORT} (logs in $RUN_DIR)"
+haproxy -db -f "$RUN_DIR/haproxy.cfg" &
+PIDS+=("$!")
+# Stop everything as soon as any one of them exits.
+wait -n "${PIDS[@]}"

@@ -1,0 +1,181 @@
+"""In 中文 mode no English words are left on screen.
+
+Every page is rendered in zh; the visible text is collected from the elements (text, labels,
+options, table headers, metrics) and from the charts' own text (titles, axis and legend
+titles, subplot titles, the diagram's labels). A run of 3 or more ASCII letters fails unless
+it is an allowed name: a model or technical term the Chinese textbook itself writes in Latin
+letters, a unit, a trace name, or a token string (data, not interface text).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.app.conftest import open_page
+from ui import nav
+
+# Words the Chinese textbook writes in Latin letters itself, names and units.
+ALLOWED = {
+    # technical terms as the textbook writes them
+    "token", "tokens", "GPT", "BPE", "Softmax", "softmax", "LayerNorm", "RMSNorm", "RMS", "GELU", "SwiGLU",
+    "SiLU", "ReLU", "RoPE", "MLP", "FFN", "Top", "top", "logit", "logits", "Logits", "Transformer", "Attention",
+    "Self", "Multi", "Head", "Cache", "Embedding", "PCA", "cos", "sin", "exp", "log", "max", "argmax",
+    "tanh", "MHA", "GQA", "MQA", "d_model", "d_head", "d_mlp", "n_ctx", "vocab_size", "endoftext",
+    "UTF", "BertViz", "Vaswani", "RoFormer", "Llama", "LLaMA", "Qwen", "Mistral", "DeepSeek", "cl100k",
+    "tiktoken", "softmax", "norm", "sqrt", "float", "bfloat", "int",
+    # models, devices, units
+    "classic", "modern", "CPU", "GPU", "CUDA", "MPS", "Apple", "Token", "Journey",
+    "KB", "MB", "GB", "TB", "ms",
+    # more terms the textbook writes in Latin letters (Temperature, Query, batch, Pre-LN, MoE...)
+    "Temperature", "Query", "Key", "Value", "batch", "Pre", "Post", "BatchNorm", "MoE", "Norm", "Head",
+    "Scout", "Small", "Swish", "pos", "Flash",
+    # names of methods, libraries and model sizes; variables in formulas; the "-inf" input syntax
+    "Logit", "lens", "transformers", "PyTorch", "medium", "large", "gate", "down", "base", "inf", "sum",
+    "numel", "GiB", "MiB", "KiB",
+    # keys on the keyboard, the BPE modes' names, formula names inside the diagram
+    "Ctrl", "Enter", "Tab", "Shift", "gpt", "attn", "mlp",
+    # what a language switch must show in its own language
+    "English",
+}
+ASCII_RUN = re.compile(r"[A-Za-z]{3,}")
+# Spans that are code, formulas or links: their letters are not words to translate.
+STRIP = [re.compile(p) for p in (
+    r"`[^`]*`", r"\$[^$]*\$", r"https?://\S+", r"\[[^\]]*\]\([^)]*\)",
+    r"\\n",  # DOT's line break inside diagram labels
+    r"\bblocks\.\d+\.[\w.]+",  # trace names such as blocks.0.hook_resid_pre
+    r"\b\w*_\w*\b",  # identifiers such as d_model, hook_pattern
+    r"<0x[0-9A-Fa-f]{2}>",  # byte tokens
+    r"⟦[^⟧]*⟧",  # a missing translation key (test_i18n and assert_clean catch those)
+    r":(?:red|green|blue|orange|violet|gray|grey|rainbow|primary)(?:-background)?\[",  # Streamlit colour markup
+)]
+TOKEN_OPTION = re.compile(r"\s·\s#\d+$")  # a token picked from the vocabulary: "␣the  · #662"
+
+
+def _pages() -> list[str]:
+    return [p.page_id for _, ps in nav.existing_sections() for p in ps]
+
+
+def _vega_text(node: Any, out: list[str]) -> None:
+    """Titles and axis/legend titles of a Vega-Lite spec (not its data)."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key in ("datasets", "data", "values"):
+                continue
+            if key == "title" and isinstance(value, str):
+                out.append(value)
+            elif key == "title" and isinstance(value, dict) and isinstance(value.get("text"), str):
+                out.append(value["text"])
+            else:
+                _vega_text(value, out)
+    elif isinstance(node, list):
+        for item in node:
+            _vega_text(item, out)
+
+
+def _plotly_text(spec: dict, out: list[str]) -> None:
+    layout = spec.get("layout", {})
+
+    def title(obj: Any) -> None:
+        if isinstance(obj, dict):
+            text = obj.get("title", {})
+            text = text.get("text") if isinstance(text, dict) else text
+            if isinstance(text, str):
+                out.append(text)
+
+    title(layout)
+    for key, value in layout.items():
+        if key.startswith(("xaxis", "yaxis", "scene", "coloraxis")):
+            title(value)
+            if isinstance(value, dict):
+                for axis in ("xaxis", "yaxis", "zaxis"):
+                    title(value.get(axis, {}))
+    for annotation in layout.get("annotations", []):
+        if isinstance(annotation.get("text"), str):
+            out.append(annotation["text"])
+    for trace in spec.get("data", []):
+        if trace.get("showlegend", True) and isinstance(trace.get("name"), str):
+            out.append(trace["name"])  # legend entries
+        title(trace.get("colorbar", {}))
+
+
+def visible_text(at: Any) -> Iterator[tuple[str, str]]:
+    """(where, text) for everything a student reads on the page."""
+    for kind in ("title", "header", "subheader", "markdown", "caption", "info", "warning", "error", "success"):
+        for el in getattr(at, kind):
+            yield kind, str(el.value)
+    for el in at.metric:
+        yield "metric", f"{el.label} {el.value}"
+    for kind in ("button", "toggle", "checkbox", "slider", "number_input", "text_input", "text_area",
+                 "select_slider"):
+        for el in getattr(at, kind):
+            yield kind, str(el.label)
+            if getattr(el, "help", None):
+                yield f"{kind} help", str(el.help)
+    for kind in ("selectbox", "radio", "multiselect"):
+        for el in getattr(at, kind):
+            yield kind, str(el.label)
+            for option in el.options:
+                if not TOKEN_OPTION.search(str(option)):  # token strings are data
+                    yield f"{kind} option", str(option)
+    for kind in ("tabs", "expander"):
+        for el in getattr(at, kind):
+            yield kind, str(el.label)
+    for el in at.dataframe:
+        for column in el.value.columns:
+            yield "table header", str(column)
+    for el in at.get("vega_lite_chart"):
+        texts: list[str] = []
+        _vega_text(json.loads(el.proto.spec), texts)
+        yield from (("chart", x) for x in texts)
+    for el in at.get("plotly_chart"):
+        texts = []
+        _plotly_text(json.loads(el.proto.spec), texts)
+        yield from (("plotly", x) for x in texts)
+    for el in at.get("graphviz_chart"):
+        spec = el.proto.spec
+        for label in re.findall(r'label="((?:[^"\\]|\\.)*)"', spec):
+            yield "diagram", label
+
+
+def english_words(text: str, allowed: set[str]) -> list[str]:
+    for pattern in STRIP:
+        text = pattern.sub(" ", text)
+    return [w for w in ASCII_RUN.findall(text) if w not in allowed]
+
+
+def test_english_words_are_found() -> None:
+    assert english_words("Upload 5MB per file", ALLOWED) == ["Upload", "per", "file"]
+    assert english_words("模型：`classic` 的 token，CPU（2 个线程）", ALLOWED) == []
+    assert english_words("层归一化 layernorm · 4 heads", ALLOWED) == ["layernorm", "heads"]
+
+
+@pytest.mark.parametrize("page", _pages())
+def test_no_english_in_chinese_mode(page: str) -> None:
+    at = open_page(None if page == "overview" else page, lang="zh", prompt="法国的首都是")
+    assert not at.exception, [e.value for e in at.exception]
+    # Token strings of the prompt and of the textbook's examples are data, not interface text.
+    from ui.resources import get_model
+
+    tokenizer = get_model(at.session_state["model"]).tokenizer
+    tokens = {w for tok in tokenizer.encode_tokens("法国的首都是") for w in ASCII_RUN.findall(tok)} \
+        if hasattr(tokenizer, "encode_tokens") else set()
+    from ui.presets import PROMPT_PRESETS
+
+    # The example prompts (some are English on purpose) and the textbook's English example words.
+    examples = {w for preset in PROMPT_PRESETS.values() for w in ASCII_RUN.findall(preset.text)}
+    from core.head_analysis import COREF_PAIRS
+
+    examples |= {w for pair in COREF_PAIRS for case in (pair.to_fruit, pair.to_container)
+                 for w in ASCII_RUN.findall(case.prompt)}
+    examples |= {"full", "ripe", "low", "lower", "lowest", "newest", "widest", "est", "strawberry", "bakers", "teachers", "readers"}
+    allowed = ALLOWED | tokens | examples
+    found: dict[tuple[str, str], str] = {}
+    for where, text in visible_text(at):
+        for word in english_words(text, allowed):
+            found.setdefault((where, word), text[:140])
+    assert not found, "\n".join(f"{where}: {word!r} in {text!r}" for (where, word), text in found.items())

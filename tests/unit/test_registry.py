@@ -1,0 +1,223 @@
+"""core.registry: one load per model under concurrency, single-flight LRU, read-only results."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+from core.registry import FrozenList, ModelRegistry, ResultCache, UnknownModel, freeze
+
+
+def _slow_loader(counter: list[int], delay: float = 0.05):
+    def load() -> object:
+        counter.append(1)
+        time.sleep(delay)  # widen the window in which a second caller could start its own load
+        return object()
+
+    return load
+
+
+def test_concurrent_get_loads_once_and_returns_the_same_object() -> None:
+    registry = ModelRegistry()
+    calls: list[int] = []
+    registry.register("m", _slow_loader(calls))
+    barrier = threading.Barrier(12)
+    got: list[object] = []
+    lock = threading.Lock()
+
+    def worker() -> None:
+        barrier.wait()
+        model = registry.get("m")
+        with lock:
+            got.append(model)
+
+    threads = [threading.Thread(target=worker) for _ in range(12)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert len(calls) == 1
+    assert len(got) == 12 and all(m is got[0] for m in got)
+
+
+def test_unknown_model_is_a_key_error_and_not_loaded() -> None:
+    registry = ModelRegistry()
+    with pytest.raises(UnknownModel):
+        registry.get("nope")
+    with pytest.raises(KeyError):
+        registry.get("../../etc/passwd")
+    assert not registry.is_loaded("nope")
+
+
+def test_register_refuses_a_second_loader_unless_replacing() -> None:
+    registry = ModelRegistry()
+    first = lambda: "a"  # noqa: E731
+    registry.register("m", first)
+    registry.register("m", first)  # the same loader again is harmless
+    with pytest.raises(ValueError):
+        registry.register("m", lambda: "b")
+    registry.register("m", lambda: "b", replace=True)
+    assert registry.get("m") == "b"
+    assert registry.names() == ["m"]
+
+
+def test_precompute_runs_once_per_model_and_is_frozen() -> None:
+    registry = ModelRegistry()
+    registry.register("a", lambda: {"w": np.arange(4.0)})
+    registry.register("b", lambda: {"w": np.arange(6.0)})
+    runs: list[str] = []
+
+    def pca(loaded: dict) -> dict:
+        runs.append("x")
+        return {"sum": loaded["w"] * 2}
+
+    registry.add_precompute("double", pca)
+    for name in ("a", "b"):
+        registry.get(name)
+        assert registry.wait_ready(name, timeout=10)
+    assert len(runs) == 2
+    a = registry.derived("a", "double")
+    assert a is registry.derived("a", "double")
+    assert len(runs) == 2
+    np.testing.assert_array_equal(a["sum"], [0.0, 2.0, 4.0, 6.0])
+    with pytest.raises(ValueError):
+        a["sum"][0] = 1.0
+
+
+def test_derived_on_demand_and_missing_key() -> None:
+    registry = ModelRegistry()
+    registry.register("m", lambda: 3)
+    assert registry.derived("m", "sq", lambda v: v * v) == 9
+    assert registry.derived("m", "sq", lambda v: -1) == 9  # computed once, then shared
+    with pytest.raises(KeyError):
+        registry.derived("m", "never-registered")
+
+
+def test_background_load_makes_the_model_ready() -> None:
+    registry = ModelRegistry()
+    calls: list[int] = []
+    registry.register("m", _slow_loader(calls))
+    registry.add_precompute("k", lambda loaded: 42)
+    registry.load_in_background(["m"]).join(timeout=10)
+    assert registry.is_loaded("m") and registry.is_ready("m")
+    assert registry.derived("m", "k") == 42
+    assert len(calls) == 1
+
+
+def test_result_cache_is_single_flight_bounded_and_lru() -> None:
+    cache = ResultCache(maxsize=2)
+    computed: list[int] = []
+    barrier = threading.Barrier(8)
+
+    def compute() -> np.ndarray:
+        computed.append(1)
+        time.sleep(0.05)
+        return np.ones(3)
+
+    results: list[np.ndarray] = []
+
+    def worker() -> None:
+        barrier.wait()
+        results.append(cache.get_or_compute("k", compute))
+
+    threads = [threading.Thread(target=worker) for _ in range(8)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert len(computed) == 1 and all(r is results[0] for r in results)
+    assert not results[0].flags.writeable
+    cache.get_or_compute("b", lambda: 2)
+    cache.get_or_compute("k", compute)  # touch k: b becomes the oldest
+    cache.get_or_compute("c", lambda: 3)
+    assert "k" in cache and "c" in cache and "b" not in cache and len(cache) == 2
+
+
+def test_result_cache_does_not_keep_errors() -> None:
+    cache = ResultCache(maxsize=4)
+
+    def boom() -> None:
+        raise RuntimeError("bad")
+
+    with pytest.raises(RuntimeError):
+        cache.get_or_compute("k", boom)
+    assert cache.get_or_compute("k", lambda: 5) == 5
+
+
+@dataclass(frozen=True)
+class _Holder:
+    matrix: np.ndarray
+    parts: tuple
+
+
+def test_freeze_walks_containers_and_dataclasses() -> None:
+    value = {"a": np.zeros(2), "b": [np.zeros(1), 3], "c": _Holder(np.zeros(2), (np.zeros(1),))}
+    frozen = freeze(value)
+    assert isinstance(frozen["b"], FrozenList)
+    for arr in (frozen["a"], frozen["b"][0], frozen["c"].matrix, frozen["c"].parts[0]):
+        assert not arr.flags.writeable
+    with pytest.raises(TypeError):
+        frozen["b"].append(1)
+    with pytest.raises(TypeError):
+        frozen["b"][0] = 1
+
+
+def test_frozen_list_still_indexes_numpy_like_a_list() -> None:
+    ids = FrozenList([2, 0])
+    table = np.arange(6).reshape(3, 2)
+    np.testing.assert_array_equal(table[ids], [[4, 5], [0, 1]])
+    assert ids == [2, 0] and list(ids) + [1] == [2, 0, 1]
+    import pickle
+
+    assert pickle.loads(pickle.dumps(ids)) == [2, 0]
+
+
+def test_memo_keys_by_content_and_survives_redefinition() -> None:
+    from core.registry import memo
+
+    calls: list[int] = []
+
+    def make():
+        @memo(maxsize=8)
+        def total(values, names) -> float:
+            calls.append(1)
+            return float(len(values) + len(names))
+
+        return total
+
+    first, second = make(), make()  # a page script defines its function anew on every rerun
+    assert first(np.arange(3), ["a", "b"]) == 5.0
+    assert second(np.arange(3), ["a", "b"]) == 5.0
+    assert len(calls) == 1
+    second(np.arange(4), ["a", "b"])
+    second(np.array(["x", None], dtype=object), ("a",))
+    second(np.array(["y", None], dtype=object), ("a",))
+    assert len(calls) == 4
+
+
+def test_memo_results_are_shared_and_frozen() -> None:
+    from core.registry import memo
+
+    @memo(maxsize=2)
+    def spec(n: int) -> dict:
+        return {"datasets": {"t": [{"x": i} for i in range(n)]}, "arr": np.zeros(n)}
+
+    a, b = spec(3), spec(3)
+    assert a is b
+    assert isinstance(a["datasets"]["t"], FrozenList)
+    with pytest.raises(ValueError):
+        a["arr"][0] = 1
+
+
+def test_result_cache_evicts_by_bytes_but_keeps_the_newest() -> None:
+    cache = ResultCache(maxsize=100, max_bytes=3000)
+    for i in range(5):
+        cache.get_or_compute(i, lambda: np.zeros(100))  # 800 bytes each
+    assert len(cache) == 3 and cache.total_bytes == 2400
+    assert 4 in cache and 0 not in cache
+    cache.get_or_compute("big", lambda: np.zeros(1000))  # larger than the budget alone
+    assert "big" in cache and len(cache) == 1 and cache.total_bytes == 8000

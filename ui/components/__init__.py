@@ -1,0 +1,1 @@
+"""Streamlit custom components with their bundled front ends (see each folder)."""

@@ -1,0 +1,83 @@
+"""What the pages need from each model, computed once when the model loads, shared read-only.
+
+``ui.resources`` registers every function here as a precompute hook of the model registry:
+it runs on the loading thread right after a model is loaded (both built-ins load at server
+start), before any student asks, and its result is frozen (arrays read-only) and shared by
+every session. Pages read the results with ``ui.resources.shared(model, key)``; a page that
+asks before the hook has finished waits for that one computation instead of repeating it.
+
+- ``embeddings.table``: the whole embedding table, its two 3-D PCA projections and every
+  token's display label and corpus category (the Embeddings page's map, neighbours, analogies).
+- ``prompts.presets``: the forward pass (trace) of every sidebar preset prompt, so the first
+  visit of each page with the default or a preset prompt finds its trace ready.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from core import vectors
+from ui.tokens import display_token
+
+EMBEDDINGS_TABLE = "embeddings.table"
+PRESET_RUNS = "prompts.presets"
+MAX_PCA_VOCAB = 60_000  # a larger table is projected when a page first asks, not at load
+
+
+@dataclass(frozen=True)
+class TableView:
+    """The whole token-embedding table and what is derived from it once per model."""
+
+    matrix: np.ndarray  # (vocab, d_model)
+    projection: vectors.Projection  # directions fitted to every row
+    projection_categories: vectors.Projection  # directions fitted to the category words only
+    labels: list[str]  # display form of every token, by id
+    vocab: list[str]  # raw token strings, by id
+    categories: list[str | None]  # category key of every token (None = other)
+
+
+def embeddings_table(loaded: Any) -> TableView:
+    """PCA of the full table (``core.vectors.pca_3d``) and per-token labels and categories."""
+    from core.corpus import category_words
+
+    matrix = loaded.model.embedding_matrix()
+    vocab = loaded.tokenizer.vocab()
+    categories = vectors.token_categories(vocab, category_words(None))
+    words = [i for i, category in enumerate(categories) if category is not None]
+    return TableView(
+        matrix=matrix,
+        projection=vectors.pca_3d(matrix),
+        projection_categories=vectors.pca_3d(matrix, fit_rows=words) if len(words) >= 3 else vectors.pca_3d(matrix),
+        labels=[display_token(token) for token in vocab],
+        vocab=vocab,
+        categories=categories,
+    )
+
+
+def hooks(run_prompt: Callable[[str, str], Any], name_of: Callable[[Any], str | None]) -> dict[str, Callable[[Any], Any]]:
+    """The precompute hooks, given ``ui.resources.run_prompt`` and the registry name of a loaded
+    model (both passed in: this module does not import ``ui.resources``)."""
+
+    def table_if_small(loaded: Any) -> TableView | None:
+        if loaded.config.vocab_size > MAX_PCA_VOCAB:
+            return None  # the page computes it on first use (shared() with its own compute)
+        return embeddings_table(loaded)
+
+    def preset_runs(loaded: Any) -> int:
+        from ui.presets import PROMPT_PRESETS
+
+        name = name_of(loaded)
+        done = 0
+        for preset in PROMPT_PRESETS.values() if name else ():
+            try:
+                run_prompt(name, preset.text)  # fills the shared per-(model, prompt) cache
+                done += 1
+            except Exception:  # a prompt this model's tokenizer refuses: the page says so
+                continue
+        return done
+
+    return {EMBEDDINGS_TABLE: table_if_small, PRESET_RUNS: preset_runs}

@@ -1,0 +1,49 @@
+"""User text meeting a renderer that interprets it: Markdown, Plotly's pseudo-HTML, templates.
+
+Everything a student types (prompts, token names, file names, lab words) or that the model
+makes from it (its tokens) is untrusted. Streamlit renders ``st.markdown``/``st.info``/
+``st.caption``/``st.subheader`` text as Markdown (``![](/e.png)`` becomes an ``<img>``,
+``[x](url)`` a link, ``$…$`` KaTeX, ``:red[…]`` colour); Plotly renders titles, tick labels,
+legend names and hover text as a subset of HTML (``<a href>``, ``<b>``, ``<br>``) and treats
+``%{…}`` in a ``hovertemplate`` as a substitution. These helpers make such text literal.
+Pure functions; no Streamlit import needed, but they live in ``ui`` next to the renderers.
+"""
+
+from __future__ import annotations
+
+# Every character CommonMark, GitHub-flavoured Markdown, KaTeX ($) or Streamlit's own
+# directives (:colour[…], :material/…:) could treat as syntax. A backslash before an ASCII
+# punctuation character always means "this character, literally" in CommonMark.
+MARKDOWN_SPECIAL = frozenset("\\`*_{}[]()<>#+-!|$~:&")
+
+
+def escape_markdown(text: object, *, inline: bool = True) -> str:
+    """Text shown literally inside Markdown.
+
+    ``inline`` (the default) also turns line breaks into spaces, so user text placed inside
+    a sentence cannot start a heading, a list or a code block on a line of its own.
+    Example: escape_markdown("![](/e.png)") -> "\\!\\[\\]\\(/e.png\\)"
+    """
+    value = "" if text is None else str(text)
+    if inline:
+        value = value.replace("\r\n", " ").replace("\r", " ").replace("\n", " ")
+    out = []
+    for i, ch in enumerate(value):
+        # "." is syntax only after a number ("1." starts a list): "story.txt" stays as typed.
+        special = ch in MARKDOWN_SPECIAL or (ch == "." and i > 0 and value[i - 1].isdigit())
+        out.append("\\" + ch if special else ch)
+    return "".join(out)
+
+
+_PLOTLY_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", "%": "&#37;", '"': "&quot;"}
+
+
+def escape_plotly(text: object) -> str:
+    """Text shown literally in a Plotly title, tick label, legend name, hover text or template.
+
+    Plotly reads these strings as a small HTML subset and decodes entities when it draws;
+    ``%`` is written as ``&#37;`` so user text inside a ``hovertemplate`` can never form a
+    ``%{…}`` substitution. Example: escape_plotly("<b>5%{x}</b>") -> "&lt;b&gt;5&#37;{x}&lt;/b&gt;"
+    """
+    value = "" if text is None else str(text)
+    return "".join(_PLOTLY_ENTITIES.get(ch, ch) for ch in value)
