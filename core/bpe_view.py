@@ -358,3 +358,19 @@ def encode_words_at(result: Any, text: str, n: int) -> list[Any]:
 
     words = split_classic(text) if result.mode == "classic" else split_gpt(text, result.tokenizer.pattern)
     return [result.encode_word(word, n) for word in words[:MAX_ENCODE_WORDS]]
+
+
+def vocab_id(tokenizer: Any, piece: str) -> int | None:
+    """A token's id: its index in the vocabulary (special tokens, byte tokens, base symbols,
+    then the merged tokens in the order they were learned), or None when it has none (a
+    character training never saw).
+
+    Merges only ever append, so the id a token has after n merges is the id it keeps in the
+    full vocabulary: one ``tokenizer`` (the fully trained one) answers for every step.
+
+    Example: vocab_id(train_bpe("low lower", 3).tokenizer, "lo") -> 6
+    """
+    try:
+        return int(tokenizer.token_to_id(piece))
+    except KeyError:
+        return None

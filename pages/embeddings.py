@@ -8,8 +8,6 @@ embeddings (one word's residual-stream vector in two prompts, layer by layer).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import pandas as pd
 import streamlit as st

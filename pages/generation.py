@@ -39,7 +39,7 @@ from core.kv_memory import (
     kv_cache_memory,
     total_bytes_by_context,
 )
-from ui.charts.common import heatmap
+from ui.charts.common import heatmap, wrap_title
 from ui.charts.output import (
     CACHED_COLOR,
     RECOMPUTE_COLOR,
@@ -425,7 +425,7 @@ def memory_section() -> None:
                     kinds, [v.memory.total_bytes for v in variants], [format_bytes(v.memory.total_bytes) for v in variants],
                     [t("generation.memory.variant_detail", share=v.queries_per_kv_head, saving=f"{v.saving_vs_mha:g}")
                      for v in variants],
-                    title=t("generation.chart.variants.title", tokens=f"{int(tokens_in):,}"),
+                    title=wrap_title(t("generation.chart.variants.title", tokens=f"{int(tokens_in):,}")),
                     x_title=t("generation.axis.gb"), y_title=t("generation.axis.layout"),
                     detail_title=t("generation.axis.detail"),
                 ),

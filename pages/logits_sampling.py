@@ -7,8 +7,6 @@ the distribution they came from, and the logit lens (``core.logit_lens``).
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import pandas as pd
 import streamlit as st

@@ -198,7 +198,7 @@ def coref_spec(weights: np.ndarray, shift: np.ndarray, rows: tuple[str, ...], co
         weights, list(rows), list(columns), title=translate("multi_head_attention.kind.weights", lang),
         x_title=translate("multi_head_attention.coref.axis.x", lang), y_title=y_title,
         value_title=translate("multi_head_attention.kind.weights", lang), value_format=".2f", diverging=False,
-        domain=(0.0, 1.0), cell=30, cell_width=110,
+        domain=(0.0, 1.0), cell=30, cell_width=135,  # "sweet → apple" whole, even in presenter mode
     )
     shift_name = translate("multi_head_attention.coref.shift_col", lang)
     right = value_matrix(

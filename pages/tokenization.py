@@ -33,6 +33,7 @@ from core.bpe_view import (
     token_lines,
     token_origins,
     vocab_breakdown,
+    vocab_id,
     vocab_sizes,
 )
 from core.checkpoint import CheckpointError
@@ -295,19 +296,27 @@ def step_headline(result: TrainResult, step: int) -> None:
         st.caption(t("tokenization.step.ties", ties=ties + (f" … (+{more})" if more > 0 else "")))
 
 
+def id_text(result: TrainResult, piece: str) -> str:
+    """The piece's id in the vocabulary (base symbols, then merges in order); "—" if none."""
+    i = vocab_id(result.tokenizer, piece)
+    return "—" if i is None else str(i)
+
+
 def word_chips(corpus: str, result: TrainResult, step: int) -> None:
     shown, distinct = words_at_step(corpus, result.requested_merges, result.mode, step)
     newest = result.merges[step - 1].new if step else None
     chips = [
         Chip(group=f"{display_token(word)}  ×{freq}", label=display_token(piece), key=piece,
-             details=(display_token(word), str(freq), str(len(pieces))), highlight=piece == newest)
+             details=(id_text(result, piece), display_token(word), str(freq), str(len(pieces))),
+             highlight=piece == newest)
         for word, freq, pieces in shown
         for piece in pieces
     ]
     chart = token_chips(
         chips, title=t("tokenization.chips.title", n=step), x_title=t("tokenization.chips.x"),
         y_title=t("tokenization.chips.y"), token_title=t("tokenization.token"),
-        detail_titles=(t("tokenization.word"), t("tokenization.frequency"), t("tokenization.tokens_in_word")),
+        detail_titles=(t("tokenization.vocab_id"), t("tokenization.word"), t("tokenization.frequency"),
+                       t("tokenization.tokens_in_word")),
     )
     show_chart(chart)
     st.caption(t("tokenization.chips.caption", shown=len(shown), words=distinct))
@@ -390,11 +399,13 @@ def encode_box(result: TrainResult, step: int) -> None:
         st.caption(t("tokenization.encode.empty"))
         return
     encodings = encode_words_at(result, word, step)
-    chips = [Chip(group=display_token(enc.word), label=display_token(piece), key=piece)
+    chips = [Chip(group=display_token(enc.word), label=display_token(piece), key=piece,
+                  details=(id_text(result, piece),))
              for enc in encodings for piece in enc.pieces]
     show_chart(token_chips(chips, title=t("tokenization.encode.chart", n=step),
                            x_title=t("tokenization.chips.x"), y_title=t("tokenization.word"),
-                           token_title=t("tokenization.token"), min_line_width=36))
+                           token_title=t("tokenization.token"), detail_titles=(t("tokenization.vocab_id"),),
+                           min_line_width=36))
     for enc in encodings:
         pieces = " + ".join(code(p) for p in enc.pieces)
         st.markdown(f"{code(enc.word)} → {pieces}")

@@ -66,10 +66,12 @@ def setup(page_id: str) -> PageContext:
 # uploader has English text built in ("Drag and drop…", "… per file", "Upload"); it is
 # hidden and the page says the limit itself (the button keeps only its icon).
 _PHONE_CSS = """
+/* Faceted charts (the head view: one fixed-width panel per head) cannot shrink: on a phone,
+   and in presenter mode's larger text, they scroll sideways instead of being cut off. The
+   chart box grows to its content's width, so it needs a max-width for the scroll to start. */
+[data-testid="stVegaLiteChart"] { overflow-x: auto; max-width: 100%; }
 @media (max-width: 640px) {
   [data-testid="stGraphVizChart"] { overflow-x: auto; }
-  /* Faceted charts (the head view: one fixed-width panel per head) cannot shrink: scroll them. */
-  [data-testid="stVegaLiteChart"] { overflow-x: auto; }
   [data-testid="stGraphVizChart"] > div, [data-testid="stGraphVizChart"] svg { min-width: 760px; height: auto; }
 }
 """

@@ -260,3 +260,31 @@ def test_both_builtin_models_work() -> None:
     at.selectbox(key="w_model").set_value("modern").run()
     assert_clean(at)
     assert "modern" in " ".join(str(c.value) for c in at.caption) + str(at.dataframe[-1].value)
+
+
+def test_word_chips_and_encoded_word_show_each_tokens_vocabulary_id(lang: str) -> None:
+    from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
+
+    from ui.i18n import load_strings
+
+    at = _open(lang)
+    for _ in range(4):
+        at.button(key="tok_forward").click().run()
+    assert_clean(at)
+    id_title = load_strings(lang)["tokenization.vocab_id"]
+    # 11 base symbols (ids 0-10), then the merges in order: lo 11, low 12, es 13, est 14.
+    expected = {"low": "12", "est": "14", "</w>": "10", "e": "3", "r": "4"}
+    seen: dict[str, str] = {}
+    with_id = 0
+    for chart in at.get("vega_lite_chart"):
+        spec = json.loads(chart.proto.spec)
+        tooltips = [t for layer in spec.get("layer", []) for t in layer.get("encoding", {}).get("tooltip", [])]
+        if id_title not in [t.get("title") for t in tooltips]:
+            continue
+        with_id += 1
+        for dataset in chart.proto.datasets:
+            frame = convert_arrow_bytes_to_pandas_df(dataset.data.data)
+            seen.update(zip(frame["full"], frame["detail_0"]))
+    assert with_id == 2  # the corpus's word chips and the encoded word
+    for token, i in expected.items():
+        assert seen[token] == i, (token, seen)

@@ -6,6 +6,7 @@ arguments point at the system Chromium. In CI a missing browser is a failure.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
@@ -58,40 +59,55 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+STREAMLIT_FLAGS = ["--server.headless", "true", "--server.fileWatcherType", "none",
+                   "--browser.gatherUsageStats", "false"]
+
+
+@contextlib.contextmanager
+def serve(command: list[str], port: int, log_name: str, env: dict[str, str] | None = None) -> Iterator[str]:
+    """Run a server command on ``port`` (loopback), wait for its health check, stop it after.
+
+    Every e2e server (the plain app, one with foreign models, the classroom profile) starts
+    this way; its output goes to ``tests/e2e/<log_name>`` (git-ignored).
+    """
+    env = {**os.environ, "TOKEN_JOURNEY_DEVICE": "cpu", **(env or {})}
+    log = open(ROOT / "tests" / "e2e" / log_name, "w")
+    proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.time() + 90
+        while time.time() < deadline:
+            if proc.poll() is not None:
+                raise RuntimeError(f"the server exited with {proc.returncode}; see tests/e2e/{log_name}")
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                time.sleep(0.5)
+        else:
+            raise RuntimeError(f"the server did not become healthy within 90 s; see tests/e2e/{log_name}")
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+def streamlit_command(port: int) -> list[str]:
+    return [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), *STREAMLIT_FLAGS,
+            "--server.address", "127.0.0.1", "--server.port", str(port)]
+
+
 @pytest.fixture(scope="session")
 def app_url() -> Iterator[str]:
     """Start ``streamlit run app.py`` on a free port and wait for its health check."""
     port = _free_port()
-    env = {**os.environ, "TOKEN_JOURNEY_DEVICE": "cpu"}
-    log = open(ROOT / "tests" / "e2e" / "server.log", "w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
-         "--server.headless", "true", "--server.fileWatcherType", "none",
-         "--server.address", "127.0.0.1", "--server.port", str(port),
-         "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 90
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"streamlit exited with {proc.returncode}; see tests/e2e/server.log")
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                if r.status == 200:
-                    break
-        except OSError:
-            time.sleep(0.5)
-    else:
-        proc.terminate()
-        raise RuntimeError("streamlit did not become healthy within 90 s")
-    yield url
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    log.close()
+    with serve(streamlit_command(port), port, "server.log") as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

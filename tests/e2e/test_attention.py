@@ -171,3 +171,30 @@ LONG_PROMPT = (
     "It means the bag. 小红把葡萄留在篮子里，因为它太满了。它指的是篮子。Anna left the grape in the basket "
     "because it was too full"
 )
+
+
+def test_head_view_scrolls_sideways_on_a_phone(browser: Browser, app_url: str, screenshot_dir: Path) -> None:
+    """On a 390 px phone the head view (one fixed-width panel per head) is wider than the
+    screen: its own box scrolls sideways to the other heads; the page itself does not."""
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    page = context.new_page()
+    page.goto(f"{app_url}/multi_head_attention")
+    page.wait_for_selector("h1", timeout=60_000)
+    wait_for_charts(page, 2)
+    page.wait_for_timeout(1500)
+    found = page.evaluate("""() => {
+        for (const box of document.querySelectorAll('[data-testid="stVegaLiteChart"]')) {
+            if (box.scrollWidth <= box.clientWidth + 40) continue;
+            const before = box.scrollLeft;
+            box.scrollLeft = box.scrollWidth;
+            return {overflow: getComputedStyle(box).overflowX, moved: box.scrollLeft - before,
+                    wide: box.scrollWidth, shown: box.clientWidth};
+        }
+        return null;
+    }""")
+    assert found is not None, "no chart wider than the phone screen (the head view should be)"
+    assert found["overflow"] == "auto" and found["moved"] > 100, found
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= 390 + 2  # the page does not scroll
+    page.screenshot(path=str(screenshot_dir / "multi_head_attention.phone.scrolled.png"))
+    assert_no_error(page)
+    context.close()

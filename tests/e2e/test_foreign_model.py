@@ -7,19 +7,13 @@ give its translated message while the built-in models keep working.
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Page
 
-from tests.e2e.conftest import ROOT, _free_port
+from tests.e2e.conftest import _free_port, serve, streamlit_command
 from tests.e2e.helpers import assert_no_error, wait_for_app
 from tests.hf_fixtures import build_checkpoint
 from ui import nav
@@ -36,36 +30,9 @@ def foreign_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     shutil.copy(folder / "config.json", pickle_only / "config.json")
     (pickle_only / "pytorch_model.bin").write_bytes(b"never opened")
     port = _free_port()
-    env = {**os.environ, "TOKEN_JOURNEY_DEVICE": "cpu",
-           "TOKEN_JOURNEY_MODELS": f"{MODEL}={folder},{BROKEN}={pickle_only}"}
-    log = open(ROOT / "tests" / "e2e" / "server_foreign.log", "w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless", "true",
-         "--server.fileWatcherType", "none", "--server.address", "127.0.0.1", "--server.port", str(port),
-         "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 90
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"streamlit exited with {proc.returncode}; see tests/e2e/server_foreign.log")
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                if r.status == 200:
-                    break
-        except OSError:
-            time.sleep(0.5)
-    else:
-        proc.terminate()
-        raise RuntimeError("streamlit did not become healthy within 90 s")
-    yield url
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    log.close()
+    models = {"TOKEN_JOURNEY_MODELS": f"{MODEL}={folder},{BROKEN}={pickle_only}"}
+    with serve(streamlit_command(port), port, "server_foreign.log", models) as url:
+        yield url
 
 
 def _pick_model(page: Page, name: str) -> None:

@@ -11,10 +11,7 @@ from __future__ import annotations
 import os
 import random
 import re
-import socket
-import subprocess
 import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,51 +20,24 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from core.bpe_view import MAX_CORPUS_BYTES
+from tests.e2e.conftest import ROOT, _free_port, serve
 from tests.e2e.helpers import assert_no_error, wait_for_app
 
 pytestmark = pytest.mark.e2e
 
-ROOT = Path(__file__).resolve().parents[2]
 ANSWER_BOUND_S = 30.0
 CLICKS = 12
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
 def classroom_url() -> Iterator[str]:
     """The README's classroom recipe, on a loopback port (the allowed hosts name it)."""
     port = _free_port()
-    env = {**os.environ, "TOKEN_JOURNEY_DEVICE": "cpu", "TOKEN_JOURNEY_ALLOWED_HOSTS": "127.0.0.1,localhost",
+    env = {"TOKEN_JOURNEY_ALLOWED_HOSTS": "127.0.0.1,localhost",
            "PYTHON": os.environ.get("PYTHON", str(ROOT / ".venv" / "bin" / "python"))}
-    log = open(ROOT / "tests" / "e2e" / "server_classroom.log", "w")
-    proc = subprocess.Popen(["bash", str(ROOT / "scripts" / "classroom.sh"), "--address", "127.0.0.1",
-                             "--port", str(port)], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 90
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"classroom.sh exited with {proc.returncode}; see tests/e2e/server_classroom.log")
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                if r.status == 200:
-                    break
-        except OSError:
-            time.sleep(0.5)
-    else:
-        proc.terminate()
-        raise RuntimeError("the classroom server did not become healthy within 90 s")
-    yield url
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    log.close()
+    command = ["bash", str(ROOT / "scripts" / "classroom.sh"), "--address", "127.0.0.1", "--port", str(port)]
+    with serve(command, port, "server_classroom.log", env) as url:
+        yield url
 
 
 def _corpus(path: Path) -> Path:

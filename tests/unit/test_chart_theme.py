@@ -80,3 +80,20 @@ def test_pages_draw_every_chart_through_the_theme() -> None:
     offenders = [f"{path.name}:{n}" for path in files
                  for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if direct.search(line)]
     assert not offenders, f"draw charts with ui.charts.common.vega/altair/plotly: {offenders}"
+
+
+def test_long_vega_titles_wrap_into_lines_that_fit_a_phone() -> None:
+    from core.bpe_view import display_width
+    from ui.charts.common import TITLE_LINE_COLUMNS, style_vega, wrap_title
+
+    assert wrap_title("Chips") == "Chips"
+    zh = "经过 n 层后的梯度系数（共 48 层，对数坐标）"
+    lines = wrap_title(zh).split("\n")
+    assert len(lines) == 2 and "".join(lines) == zh  # nothing lost or added
+    assert all(display_width(line.rstrip()) <= TITLE_LINE_COLUMNS for line in lines)
+    assert lines[1].startswith("（")  # an opening bracket stays with what follows it
+    en = "The corpus after 10 merges (same colour = same token)"
+    assert "\n" in wrap_title(en) and wrap_title(en).replace("\n", "") == en
+    assert all(not line.startswith(" ") for line in wrap_title(en).split("\n"))  # words never cut
+    styled = style_vega({"mark": "bar", "title": wrap_title(en)}, presenter=False)
+    assert styled["config"]["lineBreak"] == "\n"  # Vega draws each line

@@ -110,3 +110,31 @@ def test_colour_identifies_the_token_among_the_first_20() -> None:
     keys = [f"tok{i}" for i in range(40)]
     assert len(set(chip_colors(keys).values())) == 40 <= len(CHIP_PALETTE)
     assert chip_colors(["est", "low"])["est"] == chip_color("est")  # first on screen keeps its hash colour
+
+
+def test_bpe_chips_carry_the_vocabulary_id_in_the_tooltip() -> None:
+    from core.bpe_view import vocab_id
+    from core.tokenizer import train_bpe
+
+    corpus = "low lower lowest newest widest"
+    full = train_bpe(corpus, 6)
+    step = 3  # ids after 3 merges are the full vocabulary's ids (merges only append)
+    partial = train_bpe(corpus, step).tokenizer
+    pieces = ["lo", "w", "es", "</w>"]
+    ids = [vocab_id(full.tokenizer, p) for p in pieces]
+    assert ids == [partial.token_to_id(p) for p in pieces]
+    assert ids[0] == len(full.base_vocab)  # the first merge comes right after the base symbols
+    assert vocab_id(full.tokenizer, "Z") is None  # never seen: no id
+    chips = [Chip("lowest ×1", p, p, (str(i),)) for p, i in zip(pieces, ids)]
+    spec = token_chips(chips, title="t", x_title="x", y_title="y", token_title="Token",
+                       detail_titles=("Id in the vocabulary",))
+    for layer in _layers(spec):
+        assert [t["title"] for t in layer["encoding"]["tooltip"]] == ["Token", "Id in the vocabulary"]
+        assert layer["encoding"]["tooltip"][1]["field"] == "detail_0"
+    assert [r["detail_0"] for r in spec["datasets"]["chips"]] == [str(i) for i in ids]
+
+
+def test_long_chip_and_curve_titles_are_cut_into_lines() -> None:
+    long = "0 次合并后的语料（同一颜色 = 同一个 token）"
+    spec = token_chips([Chip("g", "a", "a")], title=long, x_title="x", y_title="y", token_title="k")
+    assert "\n" in spec["title"] and spec["title"].replace("\n", "") == long

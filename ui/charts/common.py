@@ -155,6 +155,7 @@ def vega_config(presenter: bool = False) -> dict[str, Any]:
         "header": {"labelFontSize": f.axis_label, "titleFontSize": f.axis_title},
         "legend": {"labelFontSize": f.legend_label, "titleFontSize": f.legend_title},
         "title": {"fontSize": f.title},
+        "lineBreak": "\n",  # a long title is cut into lines at "\n" (wrap_title)
         "text": {"fontSize": f.mark_text},
     }
 
@@ -179,6 +180,52 @@ def _raise_sizes(node: Any, f: Fonts) -> Any:
     if isinstance(node, list):
         return [_raise_sizes(item, f) for item in node]
     return node
+
+
+TITLE_LINE_COLUMNS = 34  # a Vega title is cut to the plot's width ("…"): ~34 columns fit a phone
+_NO_LINE_START = frozenset("，。、：；！？）)]】》,.:;!?")
+_GLUED_OPERATORS = frozenset(("=", "≈", "×", "+", "−", "-", "<", ">", "≤", "≥", "→"))  # "T = 2.50" stays whole
+
+
+def _title_units(text: str) -> list[str]:
+    """Pieces a title may break between: a Latin word with its trailing spaces, or one CJK
+    character (with any closing punctuation that must not start a line; an opening bracket
+    or an operator such as "=" stays with what follows it)."""
+    from core.bpe_view import display_width
+
+    units: list[str] = []
+    for ch in text:
+        if units and (ch in _NO_LINE_START or ch == " " or units[-1][-1] in "（(【《“"
+                      or ch in _GLUED_OPERATORS or units[-1].rstrip()[-1:] in _GLUED_OPERATORS
+                      or (display_width(ch) == 1 and not units[-1].endswith(" ") and display_width(units[-1][-1]) == 1)):
+            units[-1] += ch
+        else:
+            units.append(ch)
+    return units
+
+
+def wrap_title(text: str, columns: int = TITLE_LINE_COLUMNS) -> str:
+    """A long chart title cut into balanced lines of at most ~``columns`` screen columns, joined
+    by "\\n" (the theme's ``lineBreak``), so a phone shows all of it instead of cutting it with
+    "…". Spaces stay at the ends of lines: the text without the "\\n"s is the original. A chart
+    builder opts in (``spec["title"] = wrap_title(title)``); tests that look a chart up by its
+    title text then see the line breaks.
+
+    Example: wrap_title("short") -> 'short'; wrap_title("word " * 20).count("\n") -> 2
+    """
+    from core.bpe_view import display_width
+
+    total = display_width(text)
+    if total <= columns:
+        return text
+    lines_needed = -(-total // columns)
+    target = min(columns, -(-total // lines_needed) + 2)
+    lines: list[str] = [""]
+    for unit in _title_units(text):
+        if lines[-1] and display_width((lines[-1] + unit).rstrip()) > target:
+            lines.append("")
+        lines[-1] += unit
+    return "\n".join(line for line in lines if line)
 
 
 def style_vega(spec: dict[str, Any], presenter: bool | None = None) -> dict[str, Any]:

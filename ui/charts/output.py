@@ -15,7 +15,6 @@ from typing import Any
 import altair as alt
 import numpy as np
 import pandas as pd
-import streamlit as st
 
 from core.registry import memo
 from ui.charts.common import CJK_FONT, SEQUENTIAL_BLUES
@@ -316,7 +315,8 @@ def final_token_by_stage_chart(
     frame["shown"] = [f"{p:.4f}" for p in frame["prob"]]
     chart = alt.Chart(_source()).mark_line(point=alt.OverlayMarkDef(size=70), color=AFTER_COLOR).encode(
         x=alt.X("stage:N", sort=list(stage_labels), title=x_title,
-                axis=alt.Axis(labelAngle=0, labelLimit=180, labelOverlap=False)),
+                # slanted: on a phone five level labels side by side ran into each other
+                axis=alt.Axis(labelAngle=-35, labelLimit=180, labelOverlap=False)),
         y=alt.Y("prob:Q", title=y_title, scale=alt.Scale(domain=[0, 1])),
         tooltip=[alt.Tooltip("stage:N", title=x_title), alt.Tooltip("shown:N", title=y_title),
                  alt.Tooltip("rank:Q", title=rank_title)],

@@ -23,7 +23,7 @@ from typing import Any
 import altair as alt
 
 from core.bpe_view import display_width, layout_chips
-from ui.charts.common import CJK_FONT
+from ui.charts.common import CJK_FONT, wrap_title
 
 # Light fills keep the dark chip text readable in both the light and the dark theme. 48 hues
 # (golden-angle steps, two lightness levels): a token's hash picks its preferred colour, and
@@ -215,7 +215,7 @@ def token_chips(
         raise ValueError("no chips to draw")
     records, width = chip_records(chips, line_width, min_line_width)
     spec = dict(_chips_template(x_title, y_title, token_title, tuple(detail_titles)))
-    spec["title"] = title
+    spec["title"] = wrap_title(title)  # a phone shows a long title whole, on two lines
     spec["params"] = [{"name": "line_width", "value": width}]
     spec["datasets"] = {_CHIPS: records}
     return spec
@@ -281,7 +281,7 @@ def token_count_curve(
                for m, t, v in zip(merges, totals, vocab_sizes)]
     top = max(int(t) for t in totals) * 1.05
     spec = dict(_curve_template(x_title, total_title, per_word_title, vocab_title, len(records) <= 60))
-    spec["title"] = title
+    spec["title"] = wrap_title(title)  # a phone shows a long title whole, on two lines
     spec["params"] = [{"name": "current", "value": int(current)}, {"name": "top", "value": top},
                       {"name": "top_per_word", "value": top / words}]
     spec["datasets"] = {_CURVE: records}
