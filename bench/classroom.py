@@ -20,6 +20,7 @@ Servers, started by the bench on loopback ports and stopped afterwards:
 Run (short default; the issue's protocol is --duration 60):
   .venv/bin/python bench/classroom.py --students 10,30,60 --duration 60 --servers single,replicated
   .venv/bin/python bench/classroom.py --url http://127.0.0.1:8501 --students 5   # an existing server
+  .venv/bin/python bench/classroom.py --students 30 --roots before=/tmp/before,after=.   # before/after, one run
 """
 
 from __future__ import annotations
@@ -161,7 +162,7 @@ class Server:
                         pass
 
 
-def start_server(kind: str, replicas: int, env_extra: dict[str, str]) -> Server:
+def start_server(kind: str, replicas: int, env_extra: dict[str, str], root: Path = ROOT, label: str = "") -> Server:
     port = free_port()
     env = {**os.environ, "TOKEN_JOURNEY_THREADS": "1", **env_extra}
     py = str(ROOT / ".venv" / "bin" / "python")
@@ -175,9 +176,10 @@ def start_server(kind: str, replicas: int, env_extra: dict[str, str]) -> Server:
     else:
         raise ValueError(kind)
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
-    server = Server(kind if kind == "single" else f"replicated x{replicas}", f"http://127.0.0.1:{port}", proc)
+    name = kind if kind == "single" else f"replicated x{replicas}"
+    server = Server(f"{label}:{name}" if label else name, f"http://127.0.0.1:{port}", proc)
     wait_healthy(server.url)
     if kind == "replicated":  # HAProxy answers before every replica does
         time.sleep(1.0)
@@ -311,14 +313,20 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--env", action="append", default=[], help="KEY=VALUE for the started servers")
     parser.add_argument("--per-kind", action="store_true", help="also print p50/p95 per interaction kind")
+    parser.add_argument("--roots", default="", help="NAME=PATH,...: run every server kind from each copy of the app "
+                        "(e.g. before=/tmp/before,after=.) to compare before/after in one run")
     args = parser.parse_args()
     sizes = [int(x) for x in args.students.split(",") if x]
     env_extra = dict(item.split("=", 1) for item in args.env)
     print(f"# classroom bench: {args.duration:.0f} s per size, one interaction every {args.every:g} s per student; "
           f"{os.cpu_count()} cores; load {load_average()}", flush=True)
     kinds = ["external"] if args.url else [k for k in args.servers.split(",") if k]
-    for kind in kinds:
-        server = Server("external", args.url.rstrip("/")) if args.url else start_server(kind, args.replicas, env_extra)
+    roots = [(name, Path(path).resolve()) for name, path in (r.split("=", 1) for r in args.roots.split(",") if r)] \
+        or [("", ROOT)]
+    runs = [(kind, label, root) for kind in kinds for label, root in roots]
+    for kind, label, root in runs:
+        server = Server("external", args.url.rstrip("/")) if args.url else \
+            start_server(kind, args.replicas, env_extra, root, label)
         try:
             if server.proc:
                 print(f"# {server.name}: healthy after {server.started_s:.1f} s", flush=True)

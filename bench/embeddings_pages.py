@@ -306,9 +306,9 @@ def bench_apptest(model: str, repeat: int) -> list[tuple[str, list[float]]]:
             emb, lambda a, i: a.toggle(key="embeddings_lab_normalise").set_value(i % 2 == 0))),
         ("embeddings · neighbours: token", rerun_after(
             emb, lambda a, i: a.selectbox(key="embeddings_nn_token").set_value(500 + i))),
-        ("embeddings · map: category filter", rerun_after(
-            emb, lambda a, i: a.multiselect(key="embeddings_map_categories").set_value(
-                ["fruit", "animal"] if i % 2 == 0 else ["country", "city"]))),
+        # (the category filter is the chart's legend now: a browser-side toggle, no rerun)
+        ("embeddings · map: hide uncategorised", rerun_after(
+            emb, lambda a, i: a.toggle(key="embeddings_map_only").set_value(i % 2 == 0))),
         ("positional · d_model 8 ↔ 128", rerun_after(
             pe, lambda a, i: a.slider(key="pe_d_model").set_value(128 if i % 2 == 0 else 8))),
         ("positional · RoPE m", rerun_after(pe, lambda a, i: a.slider(key="pe_rope_m").set_value(10 + i))),

@@ -107,9 +107,10 @@ def main(argv: list[str] | None = None) -> None:
     rss_start = rss_mib()
     print(f"torch {torch.__version__}, {torch.get_num_threads()} thread(s), {args.repeats} repeats, {N_TOKENS} tokens")
 
-    shape = GPTConfig.gpt2_like(n_layer=4, n_head=4, d_model=128, n_ctx=128, vocab_size=1837)
+    vocab = load_builtin("classic", device="cpu").config.vocab_size  # the shipped tokenizer's size
+    shape = GPTConfig.gpt2_like(n_layer=4, n_head=4, d_model=128, n_ctx=128, vocab_size=vocab)
     ours_ms, hf_ms = trace_vs_transformers(shape, args.repeats)
-    print("\n1. full-trace forward, GPT-2 design at the presets' size (4 layers, d_model 128, vocab 1837)")
+    print(f"\n1. full-trace forward, GPT-2 design at the presets' size (4 layers, d_model 128, vocab {vocab})")
     print(f"   core run_with_trace (numpy out)            {ours_ms:8.3f} ms")
     print(f"   transformers GPT-2 eager, attn + hidden    {hf_ms:8.3f} ms")
     print(f"   ratio core / transformers                  {ours_ms / hf_ms:8.3f}   (goal <= 1.0)")

@@ -9,9 +9,12 @@ number input and button the page shows, found from the deltas) are moved ``--rep
 times to fresh valid values; the sidebar prompt and page changes are measured too.
 
 Configurations (``--configs``): ``freeze`` (default server), ``nofreeze``
-(``TOKEN_JOURNEY_GC_FREEZE=0``), ``nogc`` (``--runner.postScriptGC false``, for reference).
+(``TOKEN_JOURNEY_GC_FREEZE=0``), ``nogc`` (``--runner.postScriptGC false``, for reference),
+or ``NAME=PATH``: the default server started from another copy of the app (e.g. a snapshot
+of the tree before a change), so before and after are measured side by side in one run.
 
 Run:  .venv/bin/python bench/interactions.py [--configs nofreeze,freeze] [--repeats 6] [--pages logits_sampling,...]
+      .venv/bin/python bench/interactions.py --configs before=/tmp/before,freeze   # before/after
 """
 
 from __future__ import annotations
@@ -40,7 +43,23 @@ CONFIGS = {
 TARGET_MS = 60.0
 
 
+def wait_idle(pids: list[int], timeout: float = 180, quiet_s: float = 0.03) -> None:
+    """Until the server used under ``quiet_s`` CPU seconds in one second (its start-up work done)."""
+    end = time.monotonic() + timeout
+    last = cpu_seconds(pids)
+    while time.monotonic() < end:
+        time.sleep(1)
+        now = cpu_seconds(pids)
+        if now - last < quiet_s:
+            return
+        last = now
+
+
 def start(config: str) -> tuple[subprocess.Popen, str]:
+    root = ROOT
+    if "=" in config:  # NAME=PATH: another copy of the app, default settings
+        root = Path(config.split("=", 1)[1]).resolve()
+        config = "freeze"
     env_extra, flags = CONFIGS[config]
     port = free_port()
     env = {**os.environ, "TOKEN_JOURNEY_THREADS": "1", **env_extra}
@@ -48,7 +67,7 @@ def start(config: str) -> tuple[subprocess.Popen, str]:
         [str(ROOT / ".venv/bin/python"), "scripts/run_app.py", "--server.address", "127.0.0.1",
          "--server.port", str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false",
                "--server.fileWatcherType", "none", *flags],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
     wait_healthy(url)
     return proc, url
@@ -65,6 +84,7 @@ async def measure(url: str, pid: int, pages: list[str], repeats: int, seed: int)
     for page in pages:
         if page in session.pages:
             await session.go_to(page, timeout=120)
+    await asyncio.to_thread(wait_idle, pids)  # background model loading / precomputation is not an interaction
 
     async def timed(name: str, action) -> None:
         c0 = cpu_seconds(pids)
@@ -109,6 +129,7 @@ def main() -> None:
     args = parser.parse_args()
     pages = ["" if p == "overview" else p for p in args.pages.split(",") if p]
     configs = [c for c in args.configs.split(",") if c]
+    labels = {c: c.split("=", 1)[0] for c in configs}
     results: dict[str, dict[str, list[tuple[float, float]]]] = {}
     rss: dict[str, float] = {}
     print(f"# interactions bench: {args.repeats} reruns each; {os.cpu_count()} cores; load {load_average()}", flush=True)
@@ -120,9 +141,9 @@ def main() -> None:
         finally:
             proc.terminate()
             proc.wait(20)
-        print(f"# {config}: done, RSS {rss[config]:.0f} MB, load {load_average()}", flush=True)
+        print(f"# {labels[config]}: done, RSS {rss[config]:.0f} MB, load {load_average()}", flush=True)
     names = sorted({n for r in results.values() for n in r})
-    head = "".join(f" | {c + ' CPU med/p95':>22} | {'wall med':>8}" for c in configs)
+    head = "".join(f" | {labels[c] + ' CPU med/p95':>22} | {'wall med':>8}" for c in configs)
     print(f"{'interaction':<58}{head}")
     over = {c: 0 for c in configs}
     for name in names:
@@ -141,7 +162,7 @@ def main() -> None:
         print(row)
     for c in configs:
         all_cpu = [s[0] for r in results[c].values() for s in r]
-        print(f"# {c}: median CPU per rerun over all interactions {statistics.median(all_cpu):.0f} ms; "
+        print(f"# {labels[c]}: median CPU per rerun over all interactions {statistics.median(all_cpu):.0f} ms; "
               f"{over[c]} of {len(results[c])} interactions over {TARGET_MS:.0f} ms median; RSS {rss[c]:.0f} MB")
     print(f"# load {load_average()}")
 

@@ -203,3 +203,55 @@ def embedding_purity(model: GPT, tokenizer: Any, groups: Mapping[str, Sequence[s
         "purity_full": round(knn_purity(table, labels, k), 4),
         "purity_pca3": round(knn_purity(projected, labels, k), 4),
     }
+
+
+# --- the acceptance figures of metrics.json ---------------------------------------------------------
+
+# The rephrasings a teacher typed that the first models got wrong (issue [W2-H]); all are in
+# trained template families now, and metrics.json records the model's answer to each.
+NATURAL_PHRASINGS: tuple[dict[str, str], ...] = (
+    {"kind": "natural", "lang": "en", "prompt": "France's capital is", "answer": " Paris"},
+    {"kind": "natural", "lang": "en", "prompt": "The French capital is", "answer": " Paris"},
+    {"kind": "natural", "lang": "en", "prompt": "The capital of France is", "answer": " Paris"},
+    {"kind": "natural", "lang": "zh", "prompt": "法国的首都叫", "answer": "巴黎"},
+    {"kind": "natural", "lang": "zh", "prompt": "法国首都是", "answer": "巴黎"},
+    {"kind": "natural", "lang": "zh", "prompt": "法国的首都是", "answer": "巴黎"},
+)
+
+
+def strongest_coref_head(report: Mapping[str, Any]) -> dict[str, Any]:
+    """The head with the largest right-minus-wrong attention margin, with its right/wrong ratio.
+
+    Example: strongest_coref_head(coref_head_report(m, tok, probes))["ratio"] -> 5.1
+    """
+    best = dict(report["top_heads"][0])
+    wrong = best["distractor"]
+    best["ratio"] = round(best["referent"] / wrong, 3) if wrong > 0 else float("inf")
+    return best
+
+
+def acceptance(accuracy: Mapping[str, Mapping[str, float]], coref_heads: Mapping[str, Any],
+               embedding: Mapping[str, Any], byte_share: float | None,
+               natural: Sequence[ProbeResult]) -> dict[str, Any]:
+    """The figures issue [W2-H] accepts a model by, flat, one per line of metrics.json.
+
+    capital_*: top-1 on the trained / held-out template families; coref: held-out noun pairs
+    in held-out sentence frames; coref_head_ratio: the strongest head's attention on the right
+    noun over the wrong one; byte_fallback_share: on the 200 classroom prompts.
+    """
+    get = lambda kind, lang: round(float(accuracy.get(kind, {}).get(lang, float("nan"))), 4)  # noqa: E731
+    head = strongest_coref_head(coref_heads)
+    return {
+        "capital_trained_en": get("capital", "en"),
+        "capital_trained_zh": get("capital", "zh"),
+        "capital_heldout_template_en": get("capital_heldout", "en"),
+        "capital_heldout_template_zh": get("capital_heldout", "zh"),
+        "coref_heldout_en": get("coref", "en"),
+        "coref_heldout_zh": get("coref", "zh"),
+        "coref_head": f"L{head['layer']}H{head['head']}",
+        "coref_head_ratio": head["ratio"],
+        "embedding_purity_full": embedding["purity_full"],
+        "byte_fallback_share": None if byte_share is None else round(byte_share, 5),
+        "natural_phrasings": {r.prompt: r.predicted for r in natural},
+        "natural_phrasings_correct": all(r.correct for r in natural),
+    }

@@ -21,6 +21,8 @@ from __future__ import annotations
 import atexit
 import dataclasses
 import functools
+import os
+import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable
@@ -29,7 +31,9 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "ByteBudget",
     "FrozenList",
+    "estimate_bytes",
     "memo",
     "ModelRegistry",
     "ResultCache",
@@ -137,6 +141,122 @@ def nbytes(value: Any) -> int:
     return 0
 
 
+_ATOMS = (str, bytes, bytearray, int, float, complex, bool, type(None))
+
+
+def estimate_bytes(value: Any, _seen: set[int] | None = None, _depth: int = 0) -> int:
+    """About how many bytes ``value`` keeps alive: numpy arrays and torch tensors by their buffers,
+    strings and numbers by ``sys.getsizeof``, containers, dataclasses, data frames and plain
+    objects (their ``__dict__`` / ``__slots__``) by walking them. Each object is counted once (a
+    shared array inside two results of one value counts once); modules, classes and functions
+    count nothing (they are not the cached result). An estimate for cache budgets, not an audit.
+
+    Example: estimate_bytes(np.zeros(1000)) >= 8000; estimate_bytes("abc") > 3
+    """
+    seen = set() if _seen is None else _seen
+    if isinstance(value, (bool, type(None))) or id(value) in seen:
+        return 0
+    if isinstance(value, _ATOMS):
+        if isinstance(value, (str, bytes, bytearray)) and len(value) > 64:
+            seen.add(id(value))  # a long text shared by two results: once
+        return sys.getsizeof(value)
+    seen.add(id(value))
+    if isinstance(value, np.ndarray):
+        own = 0 if value.base is not None and id(value.base) in seen else value.nbytes
+        if value.dtype.hasobject:
+            own += sum(estimate_bytes(v, seen, _depth + 1) for v in value.ravel().tolist())
+        return sys.getsizeof(value) - (value.nbytes if value.flags.owndata else 0) + own
+    if isinstance(value, np.generic):
+        return value.nbytes + 32
+    if _depth > 64 or isinstance(value, type) or callable(value) and not hasattr(value, "__dict__"):
+        return 0
+    kind = type(value)
+    if kind.__module__.startswith("torch") and hasattr(value, "element_size") and hasattr(value, "nelement"):
+        return int(value.element_size() * value.nelement()) + 160
+    if kind.__name__ in ("DataFrame", "Series") and hasattr(value, "memory_usage"):
+        try:
+            usage = value.memory_usage(index=True, deep=True)
+            return int(usage.sum() if hasattr(usage, "sum") else usage)
+        except Exception:  # an exotic column type: its buffers are not reachable, count the frame
+            return sys.getsizeof(value)
+    if kind.__name__ in ("Table", "RecordBatch") and hasattr(value, "nbytes"):  # pyarrow
+        return int(value.nbytes)
+    if isinstance(value, dict):
+        return sys.getsizeof(value) + sum(estimate_bytes(k, seen, _depth + 1) + estimate_bytes(v, seen, _depth + 1)
+                                          for k, v in value.items())
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return sys.getsizeof(value) + sum(estimate_bytes(v, seen, _depth + 1) for v in value)
+    if type(value).__module__ in ("builtins", "types") or isinstance(value, type(sys)):
+        return 0
+    total = sys.getsizeof(value)
+    if dataclasses.is_dataclass(value):
+        return total + sum(estimate_bytes(getattr(value, f.name, None), seen, _depth + 1)
+                           for f in dataclasses.fields(value))
+    attrs = getattr(value, "__dict__", None)
+    if isinstance(attrs, dict):
+        total += sum(estimate_bytes(v, seen, _depth + 1) for v in attrs.values())
+    for slot in getattr(kind, "__slots__", ()):
+        if isinstance(slot, str) and slot not in ("__dict__", "__weakref__"):
+            total += estimate_bytes(getattr(value, slot, None), seen, _depth + 1)
+    return total
+
+
+class ByteBudget:
+    """One least-recently-used byte budget shared by several ``ResultCache`` objects.
+
+    Every cache registered with it reports its entries' sizes; when the sum passes
+    ``max_bytes``, the entries used longest ago — in whichever cache — are dropped (the entry
+    just added is always kept, however big). Thread-safe; a cache's lock is never taken while
+    this one's is held.
+    """
+
+    def __init__(self, max_bytes: int) -> None:
+        if max_bytes < 0:
+            raise ValueError("max_bytes must be at least 0")
+        self.max_bytes = max_bytes
+        self._lock = threading.Lock()
+        self._order: OrderedDict[tuple[int, Hashable], tuple[ResultCache, int]] = OrderedDict()
+        self.total_bytes = 0
+        self.evictions = 0
+
+    def touch(self, cache: ResultCache, key: Hashable) -> None:
+        with self._lock:
+            slot = (id(cache), key)
+            if slot in self._order:
+                self._order.move_to_end(slot)
+
+    def add(self, cache: ResultCache, key: Hashable, size: int) -> list[tuple[ResultCache, Hashable]]:
+        """Record an entry; returns the (cache, key) entries to drop to stay within budget."""
+        victims: list[tuple[ResultCache, Hashable]] = []
+        with self._lock:
+            slot = (id(cache), key)
+            old = self._order.pop(slot, None)
+            if old is not None:
+                self.total_bytes -= old[1]
+            self._order[slot] = (cache, size)
+            self.total_bytes += size
+            while self.total_bytes > self.max_bytes and len(self._order) > 1:
+                (_, old_key), (old_cache, old_size) = next(iter(self._order.items()))
+                if old_cache is cache and old_key == key:
+                    break  # only the new entry is left over the budget: keep it
+                self._order.popitem(last=False)
+                self.total_bytes -= old_size
+                self.evictions += 1
+                victims.append((old_cache, old_key))
+        return victims
+
+    def discard(self, cache: ResultCache, key: Hashable) -> None:
+        with self._lock:
+            old = self._order.pop((id(cache), key), None)
+            if old is not None:
+                self.total_bytes -= old[1]
+
+    def discard_cache(self, cache: ResultCache) -> None:
+        with self._lock:
+            for slot in [s for s, (c, _) in self._order.items() if c is cache]:
+                self.total_bytes -= self._order.pop(slot)[1]
+
+
 class _Flight:
     """One computation in progress; other callers of the same key wait on it."""
 
@@ -157,12 +277,13 @@ class ResultCache:
     """
 
     def __init__(self, maxsize: int = 256, *, freeze_values: bool = True, max_bytes: int | None = None,
-                 sizeof: Callable[[Any], int] | None = None) -> None:
+                 sizeof: Callable[[Any], int] | None = None, budget: ByteBudget | None = None) -> None:
         if maxsize < 1:
             raise ValueError("maxsize must be at least 1")
         self.maxsize = maxsize
         self.max_bytes = max_bytes  # also evict (oldest first) while the values' total is above this
-        self._sizeof = sizeof or nbytes
+        self.budget = budget  # a byte budget shared with other caches (``memo``: one per process)
+        self._sizeof = sizeof or (estimate_bytes if budget is not None else nbytes)
         self._freeze = freeze_values
         self._lock = threading.Lock()
         self._data: OrderedDict[Hashable, Any] = OrderedDict()
@@ -171,6 +292,7 @@ class ResultCache:
         self._flights: dict[Hashable, _Flight] = {}
         self.hits = 0
         self.misses = 0
+        self.evictions = 0  # entries dropped by the shared byte budget
 
     def __len__(self) -> int:
         with self._lock:
@@ -181,16 +303,22 @@ class ResultCache:
             return key in self._data
 
     def get_or_compute(self, key: Hashable, compute: Callable[[], Any]) -> Any:
+        hit = False
         with self._lock:
             if key in self._data:
                 self._data.move_to_end(key)
                 self.hits += 1
-                return self._data[key]
-            flight = self._flights.get(key)
-            owner = flight is None
-            if owner:
-                flight = self._flights[key] = _Flight()
-                self.misses += 1
+                value, hit = self._data[key], True
+            else:
+                flight = self._flights.get(key)
+                owner = flight is None
+                if owner:
+                    flight = self._flights[key] = _Flight()
+                    self.misses += 1
+        if hit:
+            if self.budget is not None:
+                self.budget.touch(self, key)  # its own lock, never inside ours
+            return value
         if not owner:
             flight.done.wait()
             if flight.error is not None:
@@ -206,7 +334,9 @@ class ResultCache:
                 self._flights.pop(key, None)
             flight.done.set()
             raise
-        size = self._sizeof(value) if self.max_bytes is not None else 0
+        measured = self.max_bytes is not None or self.budget is not None
+        size = self._sizeof(value) if measured else 0
+        dropped: list[Hashable] = []
         with self._lock:
             self._data[key] = value
             self._data.move_to_end(key)
@@ -217,10 +347,24 @@ class ResultCache:
             ):
                 old_key, _ = self._data.popitem(last=False)
                 self.total_bytes -= self._sizes.pop(old_key, 0)
+                dropped.append(old_key)
             self._flights.pop(key, None)
         flight.value = value
         flight.done.set()
+        if self.budget is not None:
+            for old_key in dropped:
+                self.budget.discard(self, old_key)
+            for cache, old_key in self.budget.add(self, key, size):
+                cache._drop(old_key)
         return value
+
+    def _drop(self, key: Hashable) -> None:
+        """Forget one entry (its budget already let it go)."""
+        with self._lock:
+            if key in self._data:
+                del self._data[key]
+                self.total_bytes -= self._sizes.pop(key, 0)
+                self.evictions += 1
 
     def clear(self) -> None:
         """Only for tests and deliberate server-side resets (no browser can reach this)."""
@@ -228,6 +372,8 @@ class ResultCache:
             self._data.clear()
             self._sizes.clear()
             self.total_bytes = 0
+        if self.budget is not None:
+            self.budget.discard_cache(self)
 
 
 Loader = Callable[[], Any]
@@ -401,6 +547,33 @@ class ModelRegistry:
 _MEMOS: dict[tuple[str, str], ResultCache] = {}
 _MEMOS_LOCK = threading.Lock()
 
+MEMO_BUDGET_ENV_VAR = "TOKEN_JOURNEY_CACHE_MB"
+# Every ``memo`` cache of the process shares one byte budget (least recently used entries go
+# first, whichever function they belong to): chart specs, figures and derived tables stay
+# within it however many prompts a class tries. Estimated sizes (``estimate_bytes``); a chart
+# spec is 10 KB-1 MB, so 64 MB keeps a few hundred.
+MEMO_BUDGET_MB_DEFAULT = 64
+
+
+def _budget_from_env() -> ByteBudget:
+    raw = os.environ.get(MEMO_BUDGET_ENV_VAR, "")
+    try:
+        mb = float(raw) if raw.strip() else MEMO_BUDGET_MB_DEFAULT
+    except ValueError:
+        print(f"[token-journey] {MEMO_BUDGET_ENV_VAR}={raw!r} is not a number; using {MEMO_BUDGET_MB_DEFAULT}",
+              file=sys.stderr)
+        mb = MEMO_BUDGET_MB_DEFAULT
+    return ByteBudget(int(max(0.0, mb) * 1024 * 1024))
+
+
+MEMO_BUDGET = _budget_from_env()
+
+
+def memo_bytes() -> int:
+    """Estimated bytes held by every ``memo`` cache together (at most ``MEMO_BUDGET.max_bytes``
+    plus the newest entry)."""
+    return MEMO_BUDGET.total_bytes
+
 
 def _key_part(value: Any) -> Hashable:
     if isinstance(value, np.ndarray):
@@ -413,8 +586,8 @@ def _key_part(value: Any) -> Hashable:
         return (type(value).__name__, columns, index, _key_part(np.asarray(value.to_numpy())))
     if isinstance(value, (list, tuple)):
         return (type(value).__name__, tuple(_key_part(v) for v in value))
-    if isinstance(value, dict):
-        return ("dict", tuple(sorted((repr(k), _key_part(v)) for k, v in value.items())))
+    if isinstance(value, dict):  # in order: a chart's series order is its legend order
+        return ("dict", tuple((repr(k), _key_part(v)) for k, v in value.items()))
     if isinstance(value, (set, frozenset)):
         return ("set", tuple(sorted(repr(v) for v in value)))
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
@@ -443,7 +616,9 @@ def memo(maxsize: int = 128) -> Callable[[Callable[..., Any]], Callable[..., Any
     the function's file and qualified name, so a page script that Streamlit re-executes on
     every rerun (defining the function anew) keeps using one cache; a browser's clear-cache
     request cannot reach it. Arguments: numbers, strings, tuples/lists/dicts of them, numpy
-    arrays (keyed by content).
+    arrays (keyed by content). Besides ``maxsize`` entries per function, all memo caches share
+    one byte budget (``TOKEN_JOURNEY_CACHE_MB``, default 64 MB; ``estimate_bytes``): past it the
+    least recently used entries of any of them are dropped, so memory stays flat over a lesson.
 
     Example::
 
@@ -456,7 +631,9 @@ def memo(maxsize: int = 128) -> Callable[[Callable[..., Any]], Callable[..., Any
         with _MEMOS_LOCK:
             cache = _MEMOS.get(ident)
             if cache is None or cache.maxsize != maxsize:
-                cache = _MEMOS[ident] = ResultCache(maxsize=maxsize)
+                if cache is not None:
+                    MEMO_BUDGET.discard_cache(cache)
+                cache = _MEMOS[ident] = ResultCache(maxsize=maxsize, budget=MEMO_BUDGET)
 
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:

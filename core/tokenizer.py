@@ -447,6 +447,31 @@ class BPETokenizer:
                 f"merges={len(self.merges)})")
 
 
+def byte_fallback_share(tokenizer: BPETokenizer, texts: Iterable[str]) -> dict[str, float]:
+    """How many characters of ``texts`` the tokenizer spells with byte tokens (gpt mode):
+    {"chars": all characters, "byte_chars": characters spelled as bytes, "share": their ratio}.
+
+    A character is a byte-fallback character when its UTF-8 bytes come out as ``<0x..>``
+    tokens; consecutive byte tokens are decoded back to count characters, not bytes.
+    Example: byte_fallback_share(tok, ["I love pizza 🍕"]) → {'chars': 14, 'byte_chars': 1, 'share': 0.0714...}
+    """
+    if tokenizer.mode != "gpt":
+        raise ValueError("byte fallback exists in gpt mode only")
+    chars = byte_chars = 0
+    offset = len(tokenizer.special_tokens)
+    for text in texts:
+        chars += len(text)
+        run = bytearray()
+        for i in [*tokenizer.encode(text, allow_special=False), -1]:
+            if offset <= i < offset + 256:
+                run.append(i - offset)
+                continue
+            if run:
+                byte_chars += len(_decode_utf8(bytes(run)))
+                run.clear()
+    return {"chars": chars, "byte_chars": byte_chars, "share": byte_chars / chars if chars else 0.0}
+
+
 # --------------------------------------------------------------------------------------------
 # Training
 # --------------------------------------------------------------------------------------------
@@ -563,6 +588,14 @@ def _validate_training_args(text: object, num_merges: object, mode: object) -> N
         raise ValueError(f"mode must be 'classic' or 'gpt', got {mode!r}")
 
 
+def _chars(extra: Iterable[str]) -> list[str]:
+    """Single characters of ``extra`` (strings are split; lone surrogates rejected)."""
+    out = [ch for item in extra for ch in item]
+    if any(0xD800 <= ord(c) <= 0xDFFF for c in out):
+        raise ValueError("extra_chars contains lone surrogate characters")
+    return out
+
+
 def _default_lexicon() -> list[str]:
     from core.corpus import cjk_lexicon  # lazy: corpus imports this module
 
@@ -577,6 +610,7 @@ def train_bpe(
     cjk_lexicon: Iterable[str] | None | object = _USE_WORLD_LEXICON,
     progress: Callable[[int, int], None] | None = None,
     top_k: int = 20,
+    extra_chars: Iterable[str] = (),
 ) -> TrainResult:
     """Learn ``num_merges`` BPE merges from ``text`` and record every step.
 
@@ -587,7 +621,10 @@ def train_bpe(
 
     ``cjk_lexicon`` (gpt mode) defaults to the Chinese words of ``assets/world.json``; pass
     ``None`` or ``()`` to treat every Han character as its own piece. ``progress(done, total)``
-    is called after every merge.
+    is called after every merge. ``extra_chars`` (gpt mode) adds characters to the base
+    vocabulary even when the text lacks them (after the text's own characters, in the given
+    order): the model tokenizer adds printable ASCII and common Han characters this way, so
+    they are single tokens instead of byte fallback.
 
     Ties: the pair seen first in the corpus wins (details in :mod:`core.bpe`).
 
@@ -607,8 +644,10 @@ def train_bpe(
                 counter.update(split_gpt(chunk, probe.pattern))
         words = list(counter.items())  # Counter keeps first-occurrence order
         start = [list(w) for w, _ in words]
-        base = list(dict.fromkeys(ch for w, _ in words for ch in w))
+        base = list(dict.fromkeys([*(ch for w, _ in words for ch in w), *_chars(extra_chars)]))
     else:
+        if tuple(extra_chars):
+            raise ValueError("extra_chars is for gpt mode only")
         lexicon = []
         counter = Counter(split_classic(text))
         words = list(counter.items())

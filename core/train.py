@@ -17,6 +17,7 @@ import hashlib
 import json
 import math
 import platform
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -48,8 +49,51 @@ PRESETS: dict[str, dict[str, Any]] = {
 }
 SHARED_SHAPE = dict(n_layer=4, n_head=4, d_model=128, n_ctx=128, tie_embeddings=True)
 
+# Shapes for the Training page's live runs (any design). "tiny" learns the capitals subset
+# visibly within ~30 s on 2 CPU cores; "builtin" is the shipped models' shape.
+SHAPES: dict[str, dict[str, Any]] = {
+    "tiny": dict(n_layer=2, n_head=2, d_model=64, n_ctx=64),
+    "small": dict(n_layer=3, n_head=4, d_model=96, n_ctx=96),
+    "builtin": dict(n_layer=4, n_head=4, d_model=128, n_ctx=128),
+}
+
+
+def shape_config(shape: str, design: str, vocab_size: int) -> GPTConfig:
+    """A model of a named shape (SHAPES) in a design (PRESETS: classic or modern).
+
+    The MLP width follows the design: 4 x d_model for GELU, 2/3 of that (a multiple of 8) for
+    SwiGLU, so both designs have about the same size. shape_config("builtin", d, v) equals
+    preset_config(d, v).
+    Example: shape_config("tiny", "classic", 500).n_layer -> 2
+    """
+    if shape not in SHAPES:
+        raise ValueError(f"unknown shape {shape!r}; choose one of {sorted(SHAPES)}")
+    if design not in PRESETS:
+        raise ValueError(f"unknown design {design!r}; choose one of {sorted(PRESETS)}")
+    dims = SHAPES[shape]
+    d_mlp = 4 * dims["d_model"] if PRESETS[design]["mlp"] == "gelu" else 8 * math.ceil(8 * dims["d_model"] / 3 / 8)
+    design_fields = {k: v for k, v in PRESETS[design].items() if k != "d_mlp"}
+    return GPTConfig(vocab_size=vocab_size, tie_embeddings=True, d_mlp=d_mlp, **dims, **design_fields)
+
 OnStep = Callable[[int, int, float], None]
 OnEval = Callable[[GPT], dict[str, float]]  # extra numbers for each evaluation row (e.g. probe accuracy)
+OnSnapshot = Callable[[int, GPT, dict[str, float]], None]  # (step, model, {tokens_seen, train_loss, heldout_loss})
+StopFlag = threading.Event | Callable[[], bool]
+
+
+@dataclass(frozen=True)
+class Progress:
+    """What ``on_progress`` gets after every step (a live chart's point)."""
+
+    step: int  # steps done so far
+    total: int  # steps planned
+    loss: float  # this step's training loss
+    tokens: int  # tokens seen so far
+    seconds: float  # since the first step
+    heldout_loss: float | None = None  # set on evaluation steps
+
+
+OnProgress = Callable[[Progress], None]
 
 
 @dataclass(frozen=True)
@@ -83,12 +127,16 @@ class TrainResult:
     history: list[dict[str, float]] = field(default_factory=list)  # one row per evaluation
     seconds: float = 0.0
     tokens_seen: int = 0
+    train_losses: list[float] = field(default_factory=list)  # every step's training loss
+    snapshots: list[dict[str, float]] = field(default_factory=list)  # step, tokens_seen, train/held-out loss
+    steps_done: int = 0
+    stopped: bool = False  # the stop flag ended training early
 
 
 def preset_config(preset: str, vocab_size: int) -> GPTConfig:
     """The model shape of a named preset for a given vocabulary.
 
-    Example: preset_config("modern", 1837).positional -> "rope"
+    Example: preset_config("modern", 5922).positional -> "rope"
     """
     if preset not in PRESETS:
         raise ValueError(f"unknown preset {preset!r}; choose one of {sorted(PRESETS)}")
@@ -158,6 +206,14 @@ def evaluate_loss(model: GPT, ids: Sequence[int] | torch.Tensor, batch_size: int
     return total / count
 
 
+def _stop_requested(stop: StopFlag | None) -> bool:
+    if stop is None:
+        return False
+    if isinstance(stop, threading.Event):
+        return stop.is_set()
+    return bool(stop())
+
+
 def train_model(
     config: GPTConfig,
     train_ids: Sequence[int],
@@ -167,11 +223,26 @@ def train_model(
     on_step: OnStep | None = None,
     progress: bool = True,
     on_eval: OnEval | None = None,
+    *,
+    on_progress: OnProgress | None = None,
+    stop: StopFlag | None = None,
+    snapshot_steps: Sequence[int] = (),
+    on_snapshot: OnSnapshot | None = None,
+    amp: bool | None = None,
 ) -> TrainResult:
     """Train a fresh model on a token stream; ``on_step(step, total, loss)`` after every step.
 
     Every ``eval_interval`` steps a history row records the mean training loss since the
     last row, the held-out loss, and whatever ``on_eval(model)`` returns.
+
+    - ``on_progress(Progress)`` after every step (step, loss, tokens seen, seconds; the
+      held-out loss on evaluation steps), for a live chart.
+    - ``stop`` (a ``threading.Event`` or a callable returning True) ends training before the
+      next step; the model keeps what it learned so far (``result.stopped`` says so).
+    - ``on_snapshot(step, model, info)`` at each step of ``snapshot_steps`` (0 = the
+      initialisation, before any update); ``info`` has tokens_seen and the full-precision
+      train (a train slice as long as the held-out text) and held-out losses.
+    - ``amp``: bfloat16 autocast (mixed precision); default on for CUDA, off elsewhere.
 
     Example: result = train_model(GPTConfig.tiny(), ids, held, TrainSettings(steps=50), progress=False)
     """
@@ -183,6 +254,7 @@ def train_model(
         raise ValueError(f"the training text has {stream.numel()} tokens; need more than n_ctx + 1 = {config.n_ctx + 1}")
     if int(stream.max()) >= config.vocab_size or int(stream.min()) < 0:
         raise ValueError("training ids fall outside the model's vocabulary")
+    use_amp = (target.type == "cuda") if amp is None else bool(amp and target.type == "cuda")
     model = build_model(config, seed=settings.seed, device=target)
     model.train()
     optimizer = _optimizer(model, settings, target)
@@ -190,17 +262,37 @@ def train_model(
     offsets_limit = stream.numel() - config.n_ctx - 1
     positions = torch.arange(config.n_ctx + 1)  # (pos + 1,)
     result = TrainResult(model=model)
+    wanted = {int(s) for s in snapshot_steps if 0 <= int(s) <= settings.steps}
+    train_sample = stream[: held.numel() + 1] if held.numel() > 1 else stream[: config.n_ctx * 4 + 1]
+
+    def snapshot(step: int) -> None:
+        info = {
+            "tokens_seen": result.tokens_seen,
+            "train_loss": evaluate_loss(model, train_sample),
+            "heldout_loss": evaluate_loss(model, held) if held.numel() > 1 else float("nan"),
+        }
+        result.snapshots.append({"step": step} | info)
+        if on_snapshot is not None:
+            on_snapshot(step, model, info)
+        model.train()
+
+    if 0 in wanted:
+        snapshot(0)
     started = time.perf_counter()
     running: list[float] = []
     bar = tqdm(range(settings.steps), desc="training", unit="step", disable=not progress, dynamic_ncols=True)
     for step in bar:
+        if _stop_requested(stop):
+            result.stopped = True
+            break
         starts = torch.randint(0, offsets_limit + 1, (settings.batch_size,), generator=batches)
         chunk = stream[starts[:, None] + positions[None, :]]  # (batch, pos + 1)
         x, y = chunk[:, :-1].to(target), chunk[:, 1:].to(target)  # each (batch, pos)
         for group in optimizer.param_groups:
             group["lr"] = learning_rate(step, settings)
-        logits, _ = model(x)
-        loss = F.cross_entropy(logits.flatten(0, 1), y.flatten())  # (batch * pos, vocab) vs (batch * pos,)
+        with torch.autocast(device_type=target.type, dtype=torch.bfloat16, enabled=use_amp):
+            logits, _ = model(x)
+            loss = F.cross_entropy(logits.flatten(0, 1).float(), y.flatten())  # (batch * pos, vocab) vs (batch * pos,)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), settings.grad_clip)
@@ -209,31 +301,47 @@ def train_model(
         if not math.isfinite(value):
             raise FloatingPointError(f"the loss became {value} at step {step + 1}; lower the learning rate")
         running.append(value)
+        result.train_losses.append(value)
         result.tokens_seen += x.numel()
+        result.steps_done = step + 1
         if on_step is not None:
             on_step(step + 1, settings.steps, value)
         last = step + 1 == settings.steps
+        heldout_now: float | None = None
         if (step + 1) % settings.eval_interval == 0 or last:
-            row = {
-                "step": step + 1,
-                "train_loss": round(float(np.mean(running)), 4),  # mean of the batches since the last row
-                "heldout_loss": round(evaluate_loss(model, held), 4) if held.numel() > 1 else float("nan"),
-                "lr": learning_rate(step, settings),
-                "seconds": round(time.perf_counter() - started, 1),
-            }
-            if on_eval is not None:
-                model.eval()
-                row |= on_eval(model)
-                model.train()
-            result.history.append(row)
+            heldout_now = _history_row(result, model, held, running, step, settings, started, on_eval, bar)
             running = []
-            extra = "".join(f", {k} {v:.3f}" for k, v in row.items() if k not in ("step", "train_loss", "heldout_loss", "lr", "seconds"))
-            bar.write(f"step {row['step']:>5}: train loss {row['train_loss']:.3f}, held-out loss {row['heldout_loss']:.3f}{extra}")
+        if step + 1 in wanted:
+            snapshot(step + 1)
         bar.set_postfix(loss=f"{value:.3f}")
+        if on_progress is not None:
+            on_progress(Progress(step + 1, settings.steps, value, result.tokens_seen,
+                                 time.perf_counter() - started, heldout_now))
+    if result.stopped and running:  # what was learned before the stop, measured once
+        _history_row(result, model, held, running, result.steps_done - 1, settings, started, on_eval, bar)
     bar.close()
     result.seconds = time.perf_counter() - started
     model.eval()
     return result
+
+
+def _history_row(result: TrainResult, model: GPT, held: torch.Tensor, running: list[float], step: int,
+                 settings: TrainSettings, started: float, on_eval: OnEval | None, bar: Any) -> float:
+    row = {
+        "step": step + 1,
+        "train_loss": round(float(np.mean(running)), 4),  # mean of the batches since the last row
+        "heldout_loss": round(evaluate_loss(model, held), 4) if held.numel() > 1 else float("nan"),
+        "lr": learning_rate(step, settings),
+        "seconds": round(time.perf_counter() - started, 1),
+    }
+    if on_eval is not None:
+        model.eval()
+        row |= on_eval(model)
+        model.train()
+    result.history.append(row)
+    extra = "".join(f", {k} {v:.3f}" for k, v in row.items() if k not in ("step", "train_loss", "heldout_loss", "lr", "seconds"))
+    bar.write(f"step {row['step']:>5}: train loss {row['train_loss']:.3f}, held-out loss {row['heldout_loss']:.3f}{extra}")
+    return row["heldout_loss"]
 
 
 def corpus_fingerprint(corpus_dir: str | Path = CORPUS_DIR) -> dict[str, str]:
@@ -276,27 +384,60 @@ def probe_scores(model: GPT, tokenizer: Any, probes: list[dict[str, Any]]) -> di
 
 
 def measure(model: GPT, tokenizer: Any, probes: list[dict[str, Any]], train_ids: Sequence[int], heldout_ids: Sequence[int]) -> dict[str, Any]:
-    """Everything metrics.json reports about a trained model (losses, probes, geometry)."""
+    """Everything metrics.json reports about a trained model (losses, probes, geometry, and the
+    acceptance figures of issue [W2-H] under "acceptance")."""
     from core.corpus import category_words
-    from core.probes import coref_head_report, embedding_purity, evaluate_probe, probe_accuracy
+    from core.probes import NATURAL_PHRASINGS, acceptance, coref_head_report, embedding_purity, evaluate_probe, probe_accuracy
+    from core.tokenizer import byte_fallback_share
 
     sample = list(train_ids[: len(heldout_ids) + 1])  # a train slice as long as the held-out text
     train_loss = evaluate_loss(model, sample)
     heldout_loss = evaluate_loss(model, heldout_ids)
     results = [evaluate_probe(model, tokenizer, p) for p in probes]
+    accuracy = probe_accuracy(results)
+    coref_heads = coref_head_report(model, tokenizer, probes)
+    embedding = embedding_purity(model, tokenizer, category_words())
+    prompts = classroom_prompts()
+    byte_share = byte_fallback_share(tokenizer, prompts)["share"] if prompts else None
+    natural = [evaluate_probe(model, tokenizer, p) for p in NATURAL_PHRASINGS]
+    failures = [r for r in results if not r.correct]
     return {
         "train_loss": round(train_loss, 4),
         "heldout_loss": round(heldout_loss, 4),
         "train_perplexity": round(math.exp(train_loss), 4),
         "heldout_perplexity": round(math.exp(heldout_loss), 4),
-        "probe_accuracy": probe_accuracy(results),
-        "probe_failures": [
-            {"prompt": r.prompt, "answer": r.answer, "predicted": r.predicted, "answer_prob": round(r.answer_prob, 4)}
-            for r in results if not r.correct
+        "probe_accuracy": accuracy,
+        "acceptance": acceptance(accuracy, coref_heads, embedding, byte_share, natural),
+        "probe_failures": [  # the first 60 (all are recomputable from probes.json)
+            {"kind": r.kind, "prompt": r.prompt, "answer": r.answer, "predicted": r.predicted, "answer_prob": round(r.answer_prob, 4)}
+            for r in failures[:60]
         ],
-        "coref_heads": coref_head_report(model, tokenizer, probes),
-        "embedding": embedding_purity(model, tokenizer, category_words()),
+        "probe_failure_count": len(failures),
+        "coref_heads": coref_heads,
+        "embedding": embedding,
+        # Ids that occur in the training text. The rest of the vocabulary (common Han characters
+        # the corpus never uses) has rows that only the output softmax ever pushed: the
+        # Embeddings page leaves them out of its 3-D map.
+        "trained_token_ids": trained_token_ids(train_ids),
     }
+
+
+def trained_token_ids(train_ids: Sequence[int]) -> list[int]:
+    """Sorted distinct token ids of the training stream. Example: trained_token_ids([5, 0, 5]) -> [0, 5]"""
+    return sorted({int(i) for i in train_ids})
+
+
+CLASSROOM_PROMPTS = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "classroom_prompts.json"
+
+
+def classroom_prompts(path: str | Path = CLASSROOM_PROMPTS) -> list[str]:
+    """The 200 typical classroom prompts (English then Chinese); [] when the file is absent
+    (an installed app without its tests)."""
+    file = Path(path)
+    if not file.is_file():
+        return []
+    data = json.loads(file.read_text(encoding="utf-8"))
+    return [*data["en"], *data["zh"]]
 
 
 def train_preset(
@@ -308,17 +449,29 @@ def train_preset(
     threads: int | None = 1,
     on_step: OnStep | None = None,
     progress: bool = True,
+    snapshots: int = 0,
+    snapshot_budget_mb: float = 14.0,
 ) -> dict[str, Any]:
-    """Train one preset from the bundled corpus and write its checkpoint folder; returns metrics."""
+    """Train one preset from the bundled corpus and write its checkpoint folder; returns metrics.
+
+    ``snapshots`` > 0 also writes ``<out>/snapshots/`` (core.snapshots): step 0 and up to that
+    many log-spaced steps to the end, fewer if the int8 files would pass ``snapshot_budget_mb`` MiB.
+    """
     if threads:
         torch.set_num_threads(threads)
     train_text, heldout_text, probes, tokenizer = _read_corpus(Path(corpus_dir))
     config = preset_config(preset, tokenizer.vocab_size)
     train_ids = tokenizer.encode(train_text)
     heldout_ids = tokenizer.encode(heldout_text)
+    folder = Path(out_dir) if out_dir else ASSETS_MODELS / preset
+    from core.snapshots import SNAPSHOT_DIR, SnapshotWriter, fit_to_budget
+
+    steps = fit_to_budget(settings.steps, snapshots, config, int(snapshot_budget_mb * 2**20)) if snapshots > 0 else ()
+    writer = SnapshotWriter(folder / SNAPSHOT_DIR, preset, config, settings.seed, settings.steps, steps)  # clears an old set
     result = train_model(
         config, train_ids, heldout_ids, settings, device=device, on_step=on_step, progress=progress,
         on_eval=lambda model: probe_scores(model, tokenizer, probes),
+        snapshot_steps=steps, on_snapshot=writer if steps else None,
     )
     model = result.model
     metrics: dict[str, Any] = {
@@ -335,12 +488,17 @@ def train_preset(
         "python": platform.python_version(),
         "corpus_tokens": {"train": len(train_ids), "heldout": len(heldout_ids)},
         "corpus_sha256": corpus_fingerprint(corpus_dir),
-        "command": f"python -m core.train --preset {preset} --steps {settings.steps} --seed {settings.seed} --threads {threads or 0}",
+        "command": f"python -m core.train --preset {preset} --steps {settings.steps} --seed {settings.seed} --threads {threads or 0} --snapshots {snapshots}",
         "settings": asdict(settings),
         "history": result.history,
     }
     metrics |= measure(model, tokenizer, probes, train_ids, heldout_ids)
-    save_checkpoint(model.cpu(), Path(out_dir) if out_dir else ASSETS_MODELS / preset, tokenizer, metrics, preset=preset)
+    save_checkpoint(model.cpu(), folder, tokenizer, metrics, preset=preset)
+    if steps:
+        metrics["snapshot_steps"] = list(steps)
+        writer.finish(train_log=result.train_losses, history=result.history)
+    elif not any((folder / SNAPSHOT_DIR).iterdir()):
+        (folder / SNAPSHOT_DIR).rmdir()  # no snapshots asked for: no empty folder left behind
     return metrics
 
 
@@ -360,11 +518,16 @@ def main(argv: list[str] | None = None) -> None:
     # float sums depend on the thread count), and on a busy shared CPU two threads measured
     # 2-4x slower per step than one.
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (0 = torch's default)")
+    parser.add_argument("--snapshots", type=int, default=12,
+                        help="log-spaced snapshot steps after step 0 written to <out>/snapshots/ (0 = none)")
+    parser.add_argument("--snapshot-budget-mb", type=float, default=14.0,
+                        help="at most this many MiB of int8 snapshot files per model (fewer steps if needed; 2 x 14 MiB < 30 MB)")
     args = parser.parse_args(argv)
     settings = TrainSettings(
         steps=args.steps, batch_size=args.batch_size, lr=args.lr, eval_interval=args.eval_interval, seed=args.seed
     )
-    metrics = train_preset(args.preset, settings, args.out, args.corpus, args.device, args.threads or None)
+    metrics = train_preset(args.preset, settings, args.out, args.corpus, args.device, args.threads or None,
+                           snapshots=args.snapshots, snapshot_budget_mb=args.snapshot_budget_mb)
     summary = {k: metrics[k] for k in ("params", "steps", "train_seconds", "train_loss", "heldout_loss", "heldout_perplexity")}
     print(json.dumps(summary | {"probe_accuracy": metrics["probe_accuracy"], "embedding": metrics["embedding"]}, ensure_ascii=False, indent=1))
 

@@ -100,6 +100,8 @@ MAX_TOKEN_OPTIONS = 5000  # a 150k-token vocabulary in one select box would send
 def token_choices(view: TableView, must: list[int]) -> list[int] | range:
     """Token ids a picker offers: all of a small vocabulary; else a fixed sample, the category
     words and ``must`` (the prompt's tokens, the defaults)."""
+    if view.trained:  # built-in model: the tokens it saw in training
+        return sorted({*view.trained, *must})
     if len(view.labels) <= MAX_TOKEN_OPTIONS:
         return range(len(view.labels))
     words = [i for i, c in enumerate(view.categories) if c is not None]
@@ -152,9 +154,8 @@ with left:
         key="embeddings_lookup_ids",
     )
 with right:
-    draw.plotly(
-        matrix_heatmap(
-            embed_rows,
+    draw.plotly_cached(  # built once per (prompt, language, theme): shared by every session
+        matrix_heatmap, (embed_rows,), dict(
             title=t("embeddings.lookup.heatmap_title", n=len(run.ids), d=cfg.d_model),
             x_title=t("embeddings.axis.dimension"), y_title=t("embeddings.axis.token"),
             value_title=t("embeddings.axis.value"), y_labels=token_labels,
@@ -225,9 +226,8 @@ def similarity_lab(lang: str) -> None:
 
     left, right = st.columns([3, 2])
     with left:
-        draw.plotly(
-            arrows_from_origin(
-                shown,
+        draw.plotly_cached(
+            arrows_from_origin, (shown,), dict(
                 title=t("embeddings.lab.arrows_title_unit" if normalise else "embeddings.lab.arrows_title"),
                 axes=AxisTitles("x1", "x2", "x3"),
                 hover_value=t("embeddings.axis.vector"),
@@ -252,13 +252,12 @@ def similarity_lab(lang: str) -> None:
         if normalise:
             grid = np.linspace(-1, 1, 81)
             curve = [(float(c), vectors.unit_distance_from_cosine(float(c))) for c in grid]
-        draw.altair(
-            distance_vs_cosine(
-                [(f"{p.first}–{p.second}", p.cosine, p.distance) for p in pairs], curve,
-                title=t("embeddings.lab.scatter_title"),
-                x_title=t("embeddings.lab.col_cosine"), y_title=t("embeddings.lab.col_distance"),
-                pair_title=pair_col, curve_label=t("embeddings.lab.curve"),
-            ),
+        draw.vega_cached(  # built once per input, shared: a rerun elsewhere costs a lookup
+            distance_vs_cosine,
+            ([(f"{p.first}–{p.second}", p.cosine, p.distance) for p in pairs], curve),
+            dict(title=t("embeddings.lab.scatter_title"),
+                 x_title=t("embeddings.lab.col_cosine"), y_title=t("embeddings.lab.col_distance"),
+                 pair_title=pair_col, curve_label=t("embeddings.lab.curve")),
             width="stretch",
         )
     st.markdown(t("embeddings.lab.unit_note" if normalise else "embeddings.lab.raw_note"))
@@ -295,12 +294,11 @@ def semantic_map(model_name: str, prompt_ids: list[int], prompt_tokens: list[str
     with st.spinner(t("embeddings.loading.table")):  # the first visit fits the PCA of the whole table
         view = table_view(model_name)
     names = category_names(view)
-    present = list(names)
+    visible = list(names)  # every category is drawn; the chart's legend hides and shows them
     controls = st.columns([3, 1])
-    visible = controls[0].multiselect(
-        t("embeddings.map.categories"), present, default=present, format_func=lambda k: names[k],
-        key="embeddings_map_categories",
-    )
+    # Showing or hiding a category is a click on its legend entry: the browser redraws the map
+    # without a round trip (a server-side filter cost a rerun and a redraw of 1,837 points).
+    controls[0].caption(t("embeddings.map.legend_hint"))
     only_categories = controls[1].toggle(t("embeddings.map.only_categories"), key="embeddings_map_only")
     # Labels are translated here, inside the run: a format function must not depend on
     # session state, because AppTest (and Streamlit between runs) may call it outside a run.
@@ -309,12 +307,16 @@ def semantic_map(model_name: str, prompt_ids: list[int], prompt_tokens: list[str
                    format_func=fit_labels.__getitem__, help=t("embeddings.map.fit_help"))
     projection = view.projection if fit == "all" else view.projection_categories
     ratio = projection.explained_variance_ratio
-    shown = vectors.map_sample(len(view.labels), [*prompt_ids, *(i for i, c in enumerate(view.categories) if c)])
-    draw.plotly(
-        embedding_map_3d(
-            projection.coords, view.labels, view.categories, names, ratio,
+    words = [i for i, c in enumerate(view.categories) if c]
+    if view.trained:  # built-in model: the tokens it saw in training (about 1k of ~5.9k), not untrained Han rows
+        shown = sorted({*view.trained, *prompt_ids, *words})
+    else:
+        shown = vectors.map_sample(len(view.labels), [*prompt_ids, *words])
+    draw.plotly_cached(  # about 1k points: built once per (model, choices, language, theme)
+        embedding_map_3d, (projection.coords, view.labels, view.categories, names, ratio), dict(
             text=MapText(
-                title=t("embeddings.map.title", vocab=f"{len(view.labels):,}"),
+                title=t("embeddings.map.title_trained", shown=f"{len(shown):,}", vocab=f"{len(view.labels):,}")
+                if view.trained else t("embeddings.map.title", vocab=f"{len(view.labels):,}"),
                 axis=t("embeddings.map.axis"),
                 token=t("embeddings.axis.token"), token_id=t("embeddings.lookup.col_id"),
                 category=t("embeddings.map.category"), other=t("embeddings.map.other"),
@@ -329,7 +331,10 @@ def semantic_map(model_name: str, prompt_ids: list[int], prompt_tokens: list[str
         width="stretch",
         key="embeddings_map_chart",
     )
-    if shown is not None:  # a real vocabulary: a fixed sample plus the prompt's tokens
+    if view.trained:
+        st.caption(t("embeddings.map.trained_only", shown=f"{len(shown):,}", vocab=f"{len(view.labels):,}",
+                     unseen=f"{len(view.labels) - len(view.trained):,}"))
+    elif shown is not None:  # a real vocabulary: a fixed sample plus the prompt's tokens
         st.caption(t("foreign.pca_sample", vocab=f"{len(view.labels):,}", sample=f"{len(shown):,}"))
     variance_key = "embeddings.map.variance" if fit == "all" else "embeddings.map.variance_categories"
     st.caption(t(variance_key, pc1=f"{100 * ratio[0]:.1f}%", pc2=f"{100 * ratio[1]:.1f}%",
@@ -363,12 +368,10 @@ def nearest(model_name: str, prompt_ids: list[int]) -> None:
                      else t("embeddings.map.other")))
     found = neighbours(model_name, int(token_id), int(k))
     with right:
-        draw.altair(
-            bar_chart(
-                [fmt(n.token_id) for n in found], [n.cosine for n in found],
-                title=t("embeddings.nn.title", token=view.labels[token_id], k=k),
-                x_title=t("embeddings.lab.col_cosine"), y_title=t("embeddings.axis.token"),
-            ),
+        draw.vega_cached(
+            bar_chart, ([fmt(n.token_id) for n in found], [n.cosine for n in found]),
+            dict(title=t("embeddings.nn.title", token=view.labels[token_id], k=k),
+                 x_title=t("embeddings.lab.col_cosine"), y_title=t("embeddings.axis.token")),
             width="stretch",
         )
 
@@ -397,12 +400,10 @@ def analogies(model_name: str) -> None:
         st.warning(t("embeddings.analogy.bad"))
         return
     expression = f"{view.labels[a]} − {view.labels[b]} + {view.labels[c]}"
-    draw.altair(
-        bar_chart(
-            [fmt(n.token_id) for n in result], [n.cosine for n in result],
-            title=t("embeddings.analogy.title", expression=expression),
-            x_title=t("embeddings.lab.col_cosine"), y_title=t("embeddings.axis.token"),
-        ),
+    draw.vega_cached(
+        bar_chart, ([fmt(n.token_id) for n in result], [n.cosine for n in result]),
+        dict(title=t("embeddings.analogy.title", expression=expression),
+             x_title=t("embeddings.lab.col_cosine"), y_title=t("embeddings.axis.token")),
         width="stretch",
     )
     st.caption(t("embeddings.analogy.caption", best=view.labels[result[0].token_id]))
@@ -473,10 +474,10 @@ def contextual(model_name: str, lang: str, n_layer: int) -> None:
         result = vectors.contextual_similarity(runs[0].trace, runs[1].trace, spans[0].last, spans[1].last, n_layer)
     stage_labels = [t(f"embeddings.context.stage.{r.stage}", layer=r.layer) if r.layer is not None
                     else t(f"embeddings.context.stage.{r.stage}") for r in result]
-    draw.altair(
-        similarity_by_stage(stage_labels, [r.cosine for r in result],
-                            title=t("embeddings.context.title", word=word.strip()),
-                            x_title=t("embeddings.context.stage_axis"), y_title=t("embeddings.lab.col_cosine")),
+    draw.vega_cached(
+        similarity_by_stage, (stage_labels, [r.cosine for r in result]),
+        dict(title=t("embeddings.context.title", word=word.strip()),
+             x_title=t("embeddings.context.stage_axis"), y_title=t("embeddings.lab.col_cosine")),
         width="stretch",
     )
     st.dataframe(

@@ -18,10 +18,11 @@ from core import head_analysis as ha
 from core import names
 from ui.charts.attention import (
     HEAD_PICK,
-    attention_heatmap,
+    attention_heatmap_spec,
+    grid_highlight,
     head_grid_figure,
     head_picker,
-    head_view_chart,
+    head_view_chart_spec,
     picked_head,
     spec_of,
     value_matrix,
@@ -77,13 +78,13 @@ def heatmap_spec(model_name: str, prompt: str, layer: int, head: int, show_score
     patterns, scores, _ = head_data(model_name, prompt)
     values = scores[layer, head] if show_scores else patterns[layer, head]
     kind = translate("multi_head_attention.kind.scores" if show_scores else "multi_head_attention.kind.weights", lang)
-    return spec_of(attention_heatmap(
+    return attention_heatmap_spec(  # weights: the layout is shared by every head of this prompt
         values, token_labels(model_name, prompt),
         title=translate("multi_head_attention.heatmap.title", lang, layer=layer, head=head, kind=kind),
         x_title=translate("multi_head_attention.axis.key", lang),
         y_title=translate("multi_head_attention.axis.query", lang),
         value_title=kind, masked_text=translate("multi_head_attention.masked", lang), scores=show_scores,
-    ))
+    )
 
 
 def main_heatmap(model_name: str, prompt: str, n_layer: int, n_head: int,
@@ -124,28 +125,44 @@ def main_heatmap(model_name: str, prompt: str, n_layer: int, n_head: int,
     return layer, head, show_scores
 
 
+def outline_head(picker: dict, layer: int, head: int) -> dict:
+    """The cached head picker with (layer, head) outlined: only its small table is rebuilt
+    (the ``current`` column ``head_picker`` fills from ``selected``)."""
+    datasets = {}
+    for name, frame in picker["datasets"].items():
+        if isinstance(frame, pd.DataFrame) and {"layer", "head", "current"} <= set(frame.columns):
+            frame = frame.assign(current=(frame["layer"] == layer) & (frame["head"] == head))
+        datasets[name] = frame
+    return {**picker, "datasets": datasets}
+
+
 def all_heads(patterns: np.ndarray, scores: np.ndarray, labels: list[str], behaviours: list[ha.HeadBehaviour],
               layer: int, head: int, show_scores: bool) -> None:
     st.subheader(t("multi_head_attention.grid.title"))
     if not st.toggle(t("multi_head_attention.grid.show"), **state.bind("mha_grid")):
         return
     n_layer, n_head = patterns.shape[:2]
-    draw.vega(head_picker(
+    picker = draw.vega_spec_cached(head_picker, (  # built once per (prompt, language)
         [b.layer for b in behaviours], [b.head for b in behaviours],
         [t(f"multi_head_attention.behaviour.{b.label}") for b in behaviours], [b.score for b in behaviours],
+    ), dict(
         title=t("multi_head_attention.pick.title"), x_title=t("multi_head_attention.head"),
         y_title=t("multi_head_attention.layer"), label_title=t("multi_head_attention.behaviour.col"),
-        score_title=t("multi_head_attention.behaviour.score"), selected=(layer, head),
-    ), key=PICK_KEY, on_select="rerun", selection_mode=HEAD_PICK, width="stretch")
+        score_title=t("multi_head_attention.behaviour.score"), selected=None,
+    ))
+    draw.vega(outline_head(picker, layer, head), key=PICK_KEY, on_select="rerun", selection_mode=HEAD_PICK,
+              width="stretch")
     # Short subplot titles: long labels overlapped on a phone; the picker above names each head.
     titles = [f"L{b.layer} H{b.head}" for b in behaviours]
     kind = t("multi_head_attention.kind.scores" if show_scores else "multi_head_attention.kind.weights")
-    draw.plotly_cached(head_grid_figure, (scores if show_scores else patterns, labels, titles), dict(
+    grid = draw.plotly_figure_cached(head_grid_figure, (scores if show_scores else patterns, labels, titles), dict(
         title=t("multi_head_attention.grid.chart", layers=n_layer, heads=n_head, kind=kind),
         x_title=t("multi_head_attention.axis.key"), y_title=t("multi_head_attention.axis.query"),
         value_title=kind, layer_names=[t("multi_head_attention.layer_name", layer=i) for i in range(n_layer)],
-        scores=show_scores, highlight=(layer, head),
-    ), width="stretch", key="mha_grid_chart")  # built once per input: a query choice elsewhere costs a lookup
+        scores=show_scores, highlight=None,
+    ))  # built once per input; the frame around the chosen head is moved on the cached figure
+    draw.plotly(draw.with_layout(grid, shapes=[grid_highlight(layer, head, n_head)]), width="stretch",
+                key="mha_grid_chart")
     st.caption(t("multi_head_attention.grid.caption"))
     with st.expander(t("multi_head_attention.grid.table")):
         st.dataframe(pd.DataFrame([{
@@ -162,14 +179,14 @@ def head_view_spec(model_name: str, prompt: str, layer: int, query: int, lang: s
     patterns, _, _ = head_data(model_name, prompt)
     tokens = [display_token(tok) for tok in run_prompt(model_name, prompt).tokens]
     n_head = patterns.shape[1]
-    return spec_of(head_view_chart(
+    return head_view_chart_spec(  # the chart's layout is shared by prompts of the same length
         patterns[layer, :, query, :], tokens, query,
         [translate("multi_head_attention.head_name", lang, head=h) for h in range(n_head)],
         title=translate("multi_head_attention.view.chart", lang, layer=layer, token=tokens[query]),
         weight_title=translate("multi_head_attention.kind.weights", lang),
         query_side=translate("multi_head_attention.axis.query", lang),
         key_side=translate("multi_head_attention.axis.key", lang), head_title=translate("multi_head_attention.head", lang),
-    ))
+    )
 
 
 def head_view(model_name: str, prompt: str, tokens: list[str], layer: int) -> None:

@@ -85,9 +85,9 @@ def sinusoidal_sections() -> None:
     base = controls[2].select_slider(t("positional_encoding.sin.base"), options=BASES, **state.bind("pe_base", options=BASES),
                                      format_func=lambda b: f"{b:,}", help=t("positional_encoding.sin.base_help"))
     pe = table(n_positions, d_model, float(base))
-    draw.plotly(
-        matrix_heatmap(
-            pe, title=t("positional_encoding.sin.heatmap_title", n=n_positions, d=d_model, base=f"{base:,}"),
+    draw.plotly_cached(  # built once per (size, base, language, theme): shared by every session
+        matrix_heatmap, (pe,), dict(
+            title=t("positional_encoding.sin.heatmap_title", n=n_positions, d=d_model, base=f"{base:,}"),
             x_title=t("positional_encoding.axis.dimension"), y_title=t("positional_encoding.axis.position"),
             value_title=t("positional_encoding.axis.value"), height=min(700, 260 + 4 * n_positions),
         ),
@@ -109,12 +109,13 @@ def wave_section(pe: np.ndarray, d_model: int, base: float) -> None:
                            **state.bind("pe_pairs", default=default_pairs, items=range(half)),
                            format_func=pair_labels.__getitem__, max_selections=4)
     if pairs:
-        draw.altair(
-            waves(pe, sorted(pairs), periods, title=t("positional_encoding.sin.waves_title"),
-                  x_title=t("positional_encoding.axis.position"), y_title=t("positional_encoding.axis.value"),
-                  series_title=t("positional_encoding.sin.series"),
-                  series_label=t("positional_encoding.sin.series_label"),
-                  period_title=t("positional_encoding.sin.period")),
+        draw.vega_cached(  # built once per input, shared by every session
+            waves, (pe, sorted(pairs), periods),
+            dict(title=t("positional_encoding.sin.waves_title"),
+                 x_title=t("positional_encoding.axis.position"), y_title=t("positional_encoding.axis.value"),
+                 series_title=t("positional_encoding.sin.series"),
+                 series_label=t("positional_encoding.sin.series_label"),
+                 period_title=t("positional_encoding.sin.period")),
             width="stretch",
         )
     st.markdown(t("positional_encoding.sin.frequencies", fast=f"{periods[0]:.2f}", slow=f"{periods[-1]:,.0f}",
@@ -161,13 +162,13 @@ def position_sections(d_model: int, base: float) -> None:
         dim_labels = [str(i) for i in range(shown_dims)]
         title_key = "positional_encoding.rel.matrix_title" if shown_dims == d_model \
             else "positional_encoding.rel.matrix_title_part"
-        draw.plotly(
-            matrix_heatmap(check.matrix[:shown_dims, :shown_dims],
-                           title=t(title_key, k=offset, d=d_model, shown=shown_dims),
-                           x_title=t("positional_encoding.rel.input_dim"),
-                           y_title=t("positional_encoding.rel.output_dim"),
-                           value_title=t("positional_encoding.axis.value"), x_labels=dim_labels, y_labels=dim_labels,
-                           height=min(640, 200 + 30 * shown_dims)),
+        draw.plotly_cached(
+            matrix_heatmap, (check.matrix[:shown_dims, :shown_dims],),
+            dict(title=t(title_key, k=offset, d=d_model, shown=shown_dims),
+                 x_title=t("positional_encoding.rel.input_dim"),
+                 y_title=t("positional_encoding.rel.output_dim"),
+                 value_title=t("positional_encoding.axis.value"), x_labels=dim_labels, y_labels=dim_labels,
+                 height=min(640, 200 + 30 * shown_dims)),
             width="stretch", key="pe_matrix",
         )
     with right:
@@ -231,21 +232,23 @@ if cfg.positional == "rope":
     theta = loaded.model.rope_frequencies().astype(np.float64)
     st.success(t("positional_encoding.rope.model_uses_rope", model=model_label, base=f"{cfg.rope_base:,.0f}",
                  d_head=cfg.d_head, n=theta.size))
-    draw.altair(
-        frequency_chart(theta, 2 * math.pi / theta, title=t("positional_encoding.rope.freq_title", model=model_label),
-                       x_title=t("positional_encoding.rope.pair"), y_title=t("positional_encoding.rope.theta"),
-                       period_title=t("positional_encoding.sin.period")),
+    draw.vega_cached(
+        frequency_chart, (theta, 2 * math.pi / theta),
+        dict(title=t("positional_encoding.rope.freq_title", model=model_label),
+             x_title=t("positional_encoding.rope.pair"), y_title=t("positional_encoding.rope.theta"),
+             period_title=t("positional_encoding.sin.period")),
         width="stretch",
     )
 else:
     theta = positional.rope_frequencies(cfg.d_head)
     st.info(t(f"positional_encoding.rope.model_uses_{cfg.positional}", model=model_label, d=cfg.d_model))
     model_table = loaded.model.positional_table(cfg.n_ctx)
-    draw.plotly(
-        matrix_heatmap(model_table, title=t(f"positional_encoding.rope.table_title_{cfg.positional}",
-                                            model=model_label, n=cfg.n_ctx, d=cfg.d_model),
-                       x_title=t("positional_encoding.axis.dimension"), y_title=t("positional_encoding.axis.position"),
-                       value_title=t("positional_encoding.axis.value"), height=520),
+    draw.plotly_cached(
+        matrix_heatmap, (model_table,), dict(title=t(f"positional_encoding.rope.table_title_{cfg.positional}",
+                                                     model=model_label, n=cfg.n_ctx, d=cfg.d_model),
+                                             x_title=t("positional_encoding.axis.dimension"),
+                                             y_title=t("positional_encoding.axis.position"),
+                                             value_title=t("positional_encoding.axis.value"), height=520),
         width="stretch", key="pe_model_table",
     )
     if cfg.positional == "sinusoidal":
@@ -282,11 +285,12 @@ def rope_demo(model_name: str, seed: int) -> None:
     max_offset = min(40, model_cfg.n_ctx - 1)
     query_positions = [p for p in OFFSET_QUERY_POSITIONS if p < model_cfg.n_ctx] or [model_cfg.n_ctx - 1]
     scores = positional.rope_scores_by_offset(q_vec, k_vec, theta, query_positions, max_offset)
-    draw.altair(
-        score_by_offset(scores, query_positions, title=t("positional_encoding.rope.offset_title"),
-                        x_title=t("positional_encoding.rope.offset_axis"), y_title=t("positional_encoding.rope.score"),
-                        series_title=t("positional_encoding.rope.series"),
-                        series_label=t("positional_encoding.rope.series_label")),
+    draw.vega_cached(
+        score_by_offset, (scores, query_positions),
+        dict(title=t("positional_encoding.rope.offset_title"),
+             x_title=t("positional_encoding.rope.offset_axis"), y_title=t("positional_encoding.rope.score"),
+             series_title=t("positional_encoding.rope.series"),
+             series_label=t("positional_encoding.rope.series_label")),
         width="stretch",
     )
     spread = float(np.nanmax(np.nanmax(scores, axis=0) - np.nanmin(scores, axis=0)))
@@ -313,8 +317,8 @@ def rotation_view(q_vec: np.ndarray, k_vec: np.ndarray, n_ctx: int) -> None:
             q=picture.q, k=picture.k, q_rotated=picture.q_rotated, k_rotated=picture.k_rotated,
         ))
     if panels:
-        draw.plotly(
-            rotation_panels(panels, text=RotationText(
+        draw.plotly_cached(
+            rotation_panels, (panels,), dict(text=RotationText(
                 title=t("positional_encoding.rope.rotation_title", m=m, n=n),
                 q_before=t("positional_encoding.rope.q_before"), k_before=t("positional_encoding.rope.k_before"),
                 q_after=t("positional_encoding.rope.q_after", m=m), k_after=t("positional_encoding.rope.k_after", n=n),

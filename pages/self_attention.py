@@ -342,10 +342,11 @@ def softmax_lab() -> None:
         series = {t("self_attention.lab.col.softmax"): list(steps.weights),
                   t("self_attention.lab.col.plain"): list(plain.weights) if plain.weights is not None
                   else [None] * len(scores)}
-        draw.altair(grouped_bars(labels, series, title=t("self_attention.lab.chart"),
-                                     x_title=t("self_attention.lab.col.score"),
-                                     y_title=t("self_attention.axis.weight"),
-                                     legend_title=t("self_attention.lab.method")), width="stretch")
+        draw.vega_cached(grouped_bars, (labels, series), dict(title=t("self_attention.lab.chart"),
+                                                             x_title=t("self_attention.lab.col.score"),
+                                                             y_title=t("self_attention.axis.weight"),
+                                                             legend_title=t("self_attention.lab.method")),
+                         width="stretch")  # built once per input, shared by every session
 
     st.markdown(t("self_attention.lab.cases_head"))
     rows = []
@@ -393,21 +394,21 @@ def why_scale(seed: int) -> None:
     st.caption(t("self_attention.dk.metric.caption"))
     left, right = st.columns(2)
     with left:
-        draw.altair(overlaid_histogram({raw_name: ex.dots, scaled_name: ex.scaled},
-                                           title=t("self_attention.dk.hist", d_k=d_k),
-                                           x_title=t("self_attention.dk.hist.x"), y_title=t("self_attention.dk.hist.y"),
-                                           legend_title=t("self_attention.dk.legend")), width="stretch")
+        draw.vega_cached(overlaid_histogram, ({raw_name: ex.dots, scaled_name: ex.scaled},),
+                         dict(title=t("self_attention.dk.hist", d_k=d_k),
+                              x_title=t("self_attention.dk.hist.x"), y_title=t("self_attention.dk.hist.y"),
+                              legend_title=t("self_attention.dk.legend")), width="stretch")
     with right:
         keys = [f"K{sub(j)}" for j in range(N_KEYS)]
-        draw.altair(grouped_bars(keys, {raw_name: list(ex.weights_raw[0]), scaled_name: list(ex.weights_scaled[0])},
-                                     title=t("self_attention.dk.example", d_k=d_k),
-                                     x_title=t("self_attention.axis.key"), y_title=t("self_attention.axis.weight"),
-                                     legend_title=t("self_attention.dk.legend")), width="stretch")
+        draw.vega_cached(grouped_bars, (keys, {raw_name: list(ex.weights_raw[0]),
+                                               scaled_name: list(ex.weights_scaled[0])}),
+                         dict(title=t("self_attention.dk.example", d_k=d_k),
+                              x_title=t("self_attention.axis.key"), y_title=t("self_attention.axis.weight"),
+                              legend_title=t("self_attention.dk.legend")), width="stretch")
     c = curve(seed)
-    draw.altair(lines_over_dk(c.d_ks, {raw_name: c.max_weight_raw, scaled_name: c.max_weight_scaled}, int(d_k),
-                                  title=t("self_attention.dk.curve"), x_title="dₖ",
-                                  y_title=t("self_attention.dk.metric.max"),
-                                  legend_title=t("self_attention.dk.legend")), width="stretch")
+    draw.vega_cached(lines_over_dk, (c.d_ks, {raw_name: c.max_weight_raw, scaled_name: c.max_weight_scaled}, int(d_k)),
+                     dict(title=t("self_attention.dk.curve"), x_title="dₖ", y_title=t("self_attention.dk.metric.max"),
+                          legend_title=t("self_attention.dk.legend")), width="stretch")
     st.markdown(t("self_attention.dk.explain"))
 
 

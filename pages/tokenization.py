@@ -416,42 +416,76 @@ def encode_box(result: TrainResult, step: int) -> None:
             st.caption(t("tokenization.encode.no_merge"))
 
 
+def rerun_section() -> None:
+    """Run the current fragment again (a Play step); the whole page when this run is a full one
+    (Streamlit allows a fragment-scoped rerun only during a fragment's own rerun)."""
+    from streamlit.errors import StreamlitAPIException
+
+    try:
+        st.rerun(scope="fragment")
+    except (StreamlitAPIException, RuntimeError):  # RuntimeError: this section ran inside the outer one's rerun
+        st.rerun()
+
+
+# Part 1 is two nested fragments: the corpus controls (a new corpus, mode or merge count
+# retrains) and, inside, the step view (the step buttons, the slider, Play and the encode box
+# rerun only the step view, from the cached training).
+@st.fragment
+def bpe_section() -> None:
+    corpus = corpus_controls()
+    if corpus is None:
+        return
+    try:
+        with st.spinner(t("tokenization.training")):
+            result, seconds = train(corpus, int(kept("tok_num_merges")), kept("tok_mode"))
+    except (ValueError, TypeError):  # the core's message is English: say it in the page's language
+        st.warning(t("tokenization.train_failed", most=MAX_MERGES))
+        return
+    st.caption(t("tokenization.trained", merges=len(result.merges), words=len(result.words),
+                 total=sum(f for _, f in result.words), seconds=f"{seconds:.2f}"))
+    if result.stopped_early:
+        st.info(t("tokenization.stopped_early", n=len(result.merges), asked=result.requested_merges))
+    step_section(corpus, int(kept("tok_num_merges")), kept("tok_mode"))  # the same key: a cache hit
+
+
+@st.fragment
+def step_section(corpus: str, num_merges: int, mode: str) -> None:
+    result, _ = train(corpus, num_merges, mode)  # the cached training of the section above
+    last = len(result.merges)
+    if last == 0:
+        st.info(t("tokenization.no_merges"))
+        step = 0
+    else:
+        if st.session_state.get("tok_playing") and int(kept("tok_merge_step", 0)) >= last:
+            st.session_state["tok_playing"] = False
+        step = step_controls(last)
+    step_headline(result, step)
+    chips_col, pairs_col = st.columns([3, 2])
+    with chips_col:
+        word_chips(corpus, result, step)
+    with pairs_col:
+        pair_frequencies(result, step)
+    list_col, vocab_col = st.columns(2)
+    with list_col:
+        merge_list(result, step)
+    with vocab_col:
+        vocabulary(result, step)
+    count_curve(result, step)
+    encode_box(result, step)
+    # Play: advance one merge per rerun of this section, stop at the last step (the final run
+    # shows "Play" again).
+    if st.session_state.get("tok_playing") and last:
+        time.sleep(PLAY_DELAY_S)
+        next_step = min(int(kept("tok_merge_step", 0)) + 1, last)
+        keep("tok_merge_step", next_step)
+        if next_step >= last:
+            st.session_state["tok_playing"] = False
+        rerun_section()
+
+
 with part1:
     st.markdown(t("tokenization.bpe.intro"))
-    corpus = corpus_controls()
-    result: TrainResult | None = None
-    if corpus is not None:
-        try:
-            with st.spinner(t("tokenization.training")):
-                result, seconds = train(corpus, int(kept("tok_num_merges")), kept("tok_mode"))
-        except (ValueError, TypeError):  # the core's message is English: say it in the page's language
-            st.warning(t("tokenization.train_failed", most=MAX_MERGES))
-    if result is not None:
-        st.caption(t("tokenization.trained", merges=len(result.merges), words=len(result.words),
-                     total=sum(f for _, f in result.words), seconds=f"{seconds:.2f}"))
-        if result.stopped_early:
-            st.info(t("tokenization.stopped_early", n=len(result.merges), asked=result.requested_merges))
-        last = len(result.merges)
-        if last == 0:
-            st.info(t("tokenization.no_merges"))
-            step = 0
-        else:
-            if st.session_state.get("tok_playing") and int(kept("tok_merge_step", 0)) >= last:
-                st.session_state["tok_playing"] = False
-            step = step_controls(last)
-        step_headline(result, step)
-        chips_col, pairs_col = st.columns([3, 2])
-        with chips_col:
-            word_chips(corpus, result, step)
-        with pairs_col:
-            pair_frequencies(result, step)
-        list_col, vocab_col = st.columns(2)
-        with list_col:
-            merge_list(result, step)
-        with vocab_col:
-            vocabulary(result, step)
-        count_curve(result, step)
-        encode_box(result, step)
+    bpe_section()
 
 
 # --- Part 2: the model's tokenizer ------------------------------------------------------
@@ -575,6 +609,12 @@ def vocab_explainer(loaded: Any) -> None:
                                 for k in ("vocab", "d_model", "embedding")})
 
 
+@st.fragment
+def model_section(model_name: str) -> None:
+    """The model's tokenizer on any text: a quirk button or an edit reruns only this."""
+    model_tokens(get_model(model_name))
+
+
 with part2:
     st.markdown(t("tokenization.model.intro"))
     try:
@@ -583,17 +623,8 @@ with part2:
         st.error(checkpoint_message(missing, ctx.model_name))
         loaded_model = None
     if loaded_model is not None:
-        model_tokens(loaded_model)
+        model_section(ctx.model_name)
         vocab_explainer(loaded_model)
 
 st.subheader(t("tokenization.try.title"))
 st.markdown(t("tokenization.try.list"))
-
-# Play: advance one merge per rerun, stop at the last step (the final run shows "Play" again).
-if result is not None and st.session_state.get("tok_playing"):
-    time.sleep(PLAY_DELAY_S)
-    next_step = min(int(kept("tok_merge_step", 0)) + 1, len(result.merges))
-    keep("tok_merge_step", next_step)
-    if next_step >= len(result.merges):
-        st.session_state["tok_playing"] = False
-    st.rerun()

@@ -17,8 +17,8 @@ import ui.charts.block as charts
 from core import block, names
 from core.model import Ablation
 from core.param_count import TEXTBOOK_MOE, count_parameters, spec_from_config
-from ui.block_diagram import layer_dot, pre_post_dot
-from ui.charts.common import vega
+from ui.block_diagram import DEFAULT_FONT_PT, PRESENTER_FONT_PT, layer_dot, pre_post_dot
+from ui.charts.common import presenter_on, vega
 from ui.charts.output import token_labels
 from ui import state
 from ui.i18n import t, translate
@@ -130,9 +130,12 @@ diagram_labels = {k: t(f"transformer_block.layer.node.{k}", layer=layer) for k i
 # vertical ones fit a phone as they are. Static CSS, no user text.
 st.html("<style>[class*='st-key-tb_diagrams'] [data-testid='stGraphVizChart'] > div, "
         "[class*='st-key-tb_diagrams'] [data-testid='stGraphVizChart'] svg { min-width: 0 !important; }</style>")
-drawing, words = st.columns([2, 3])  # side by side on a wide screen, stacked on a phone
+presenting = presenter_on()  # larger letters in the drawings, and the room they need (≈16 px on screen)
+drawing, words = st.columns([1, 1] if presenting else [2, 3])  # side by side on a wide screen, stacked on a phone
 drawing = drawing.container(key="tb_diagrams")
-drawing.graphviz_chart(layer_dot(diagram_labels, shapes, ANCHORS, vertical=True), width=300)
+drawing.graphviz_chart(layer_dot(diagram_labels, shapes, ANCHORS, vertical=True,
+                                 font_size=PRESENTER_FONT_PT if presenting else DEFAULT_FONT_PT),
+                       width=560 if presenting else 300)
 words.caption(t("transformer_block.layer.caption", layer=layer, n=n, d=cfg.d_model, d_mlp=cfg.d_mlp, norm=norm_name,
                 mlp=mlp_name))
 
@@ -371,10 +374,10 @@ ln_labels = {"sublayer": t("transformer_block.norm.prepost.sublayer"), "norm": n
 pp = st.container(key="tb_diagrams_ln").columns(2)
 with pp[0]:
     st.markdown(t("transformer_block.norm.prepost.pre"))
-    st.graphviz_chart(pre_post_dot("pre", ln_labels))
+    st.graphviz_chart(pre_post_dot("pre", ln_labels, font_size=PRESENTER_FONT_PT if presenting else DEFAULT_FONT_PT))
 with pp[1]:
     st.markdown(t("transformer_block.norm.prepost.post"))
-    st.graphviz_chart(pre_post_dot("post", ln_labels))
+    st.graphviz_chart(pre_post_dot("post", ln_labels, font_size=PRESENTER_FONT_PT if presenting else DEFAULT_FONT_PT))
 st.markdown(t("transformer_block.norm.prepost.explain"))
 
 # --- 5. FFN -------------------------------------------------------------------------------------

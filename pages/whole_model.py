@@ -78,6 +78,9 @@ def hand_count() -> None:
     st.subheader(t("whole_model.hand.header"))
     exact = count_parameters(PRESETS["gpt2-small"].spec)
     h = HAND_COUNT_WAN
+    wan = {k: reported(f"{h[k]:,.1f} 万" if k == "norms" else f"{h[k]:,.0f} 万") for k in h}  # 万 only in 中文
+    total_formula = (f"{wan['token_embedding']} + {wan['position_embedding']} + "
+                     f"12 × ({wan['attention']} + {wan['ffn']} + {wan['norms']})")
     hand_rows = [
         (t("whole_model.part.token_embedding"), "50,257 × 768", reported(f"{h['token_embedding']:,.0f} 万"),
          f"{exact.components['token_embedding']:,}"),
@@ -87,7 +90,7 @@ def hand_count() -> None:
         (t("whole_model.hand.ffn"), "2 × 768 × 3,072", reported(f"{h['ffn']:,.0f} 万"), f"{exact.per_layer['ffn']:,}"),
         (t("whole_model.hand.ln"), "2 × 2 × 768", reported(f"{h['norms']:,.1f} 万"), f"{exact.per_layer['norms']:,}"),
         (t("whole_model.hand.final_ln"), "2 × 768", "—", f"{2 * 768:,}"),
-        (t("whole_model.hand.total"), "3,860万 + 79万 + 12 × (236万 + 472万 + 1.2万)",
+        (t("whole_model.hand.total"), total_formula,
          f"{hand_count_gpt2_small():,.0f}", f"{exact.total:,}"),
     ]
     st.dataframe(pd.DataFrame(hand_rows, columns=[t("whole_model.col.part"), t("whole_model.col.formula"),

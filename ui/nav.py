@@ -35,6 +35,10 @@ SECTIONS: tuple[tuple[str | None, tuple[PageInfo, ...]], ...] = (
         PageInfo("logits_sampling", "pages/logits_sampling.py", "🎲"),
         PageInfo("generation", "pages/generation.py", "🔁"),
     )),
+    # After Output, like the textbook's order (stage 3, how the parameters are learned, follows
+    # the architecture): the replay shows attention and embeddings learning, so it reads best
+    # once a student has met them.
+    ("training", (PageInfo("training", "pages/training.py", "🏋️"),)),
 )
 
 

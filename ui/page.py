@@ -46,7 +46,7 @@ def setup(page_id: str) -> PageContext:
         st.divider()
         _controls()
         _link(page_id)
-    _layout_css()
+    _layout_css(page_id)
     state.show_notes()
     state.sync_url()
     from ui.resources import require_model_or_stop  # a teacher's checkpoint: load it or say why not
@@ -70,6 +70,12 @@ _PHONE_CSS = """
    and in presenter mode's larger text, they scroll sideways instead of being cut off. The
    chart box grows to its content's width, so it needs a max-width for the scroll to start. */
 [data-testid="stVegaLiteChart"] { overflow-x: auto; max-width: 100%; }
+/* A drawing fitted to the column keeps its own proportions (no empty band under it). */
+[data-testid="stGraphVizChart"] svg { height: auto; }
+/* A long link to another station wraps instead of being cut at a phone's edge. */
+[data-testid="stMain"] [data-testid="stPageLink-NavLink"] span,
+[data-testid="stMain"] [data-testid="stPageLink-NavLink"] p { white-space: normal; overflow: visible; text-overflow: clip; }
+[data-testid="stMain"] [data-testid="stPageLink-NavLink"] { height: auto; }
 @media (max-width: 640px) {
   [data-testid="stGraphVizChart"] { overflow-x: auto; }
   [data-testid="stGraphVizChart"] > div, [data-testid="stGraphVizChart"] svg { min-width: 760px; height: auto; }
@@ -81,8 +87,20 @@ _ZH_UPLOADER_CSS = """
 """
 
 
-def _layout_css() -> None:
+# Presenter mode: the diagram's larger letters made it wider, so fitted to the column it came
+# out *smaller* than without (≈11 px). It keeps a width at which its text is ≈16 px and scrolls
+# sideways if the column is narrower (with the sidebar closed, a 1366 px projector fits it).
+_PRESENTER_CSS = """
+[data-testid="stGraphVizChart"] { overflow-x: auto; }
+[data-testid="stGraphVizChart"] > div, [data-testid="stGraphVizChart"] svg { min-width: 1240px; height: auto; }
+"""
+
+
+def _layout_css(page_id: str) -> None:
+    from ui.charts.common import presenter_on
+
     css = _PHONE_CSS + (_ZH_UPLOADER_CSS if state.get(state.LANG) == "zh" else "")
+    css += _PRESENTER_CSS if presenter_on() and page_id == "overview" else ""
     st.html(f"<style>{css}</style>")
 
 
@@ -152,7 +170,8 @@ _IN_APP_LINKS_JS = r"""
 
 def in_app_links() -> None:
     """Make the diagram's box links navigate inside the session (see ``_IN_APP_LINKS_JS``)."""
-    st.iframe(_IN_APP_LINKS_JS, height="content")
+    # 1 px: the frame only runs the script; "content" left an empty band under the diagram.
+    st.iframe(_IN_APP_LINKS_JS, height=1)
 
 
 def _model_label(name: str, lang: str) -> str:

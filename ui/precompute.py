@@ -33,11 +33,15 @@ class TableView:
     """The whole token-embedding table and what is derived from it once per model."""
 
     matrix: np.ndarray  # (vocab, d_model)
-    projection: vectors.Projection  # directions fitted to every row
+    projection: vectors.Projection  # directions fitted to every row (built-in models: every trained row)
     projection_categories: vectors.Projection  # directions fitted to the category words only
     labels: list[str]  # display form of every token, by id
     vocab: list[str]  # raw token strings, by id
     categories: list[str | None]  # category key of every token (None = other)
+    # Built-in models: the ids that occur in the training text (metrics.json). The others are
+    # common Han characters the tokenizer knows but training never used; their rows were never
+    # trained as inputs, so the map leaves them out and the projection is fitted without them.
+    trained: tuple[int, ...] | None = None
 
 
 def embeddings_table(loaded: Any) -> TableView:
@@ -48,13 +52,16 @@ def embeddings_table(loaded: Any) -> TableView:
     vocab = loaded.tokenizer.vocab()
     categories = vectors.token_categories(vocab, category_words(None))
     words = [i for i, category in enumerate(categories) if category is not None]
+    listed = (loaded.metrics or {}).get("trained_token_ids")
+    trained = tuple(int(i) for i in listed if 0 <= int(i) < len(vocab)) if isinstance(listed, list) else None
     return TableView(
         matrix=matrix,
-        projection=vectors.pca_3d(matrix),
+        projection=vectors.pca_3d(matrix, fit_rows=list(trained)) if trained and len(trained) >= 3 else vectors.pca_3d(matrix),
         projection_categories=vectors.pca_3d(matrix, fit_rows=words) if len(words) >= 3 else vectors.pca_3d(matrix),
         labels=[display_token(token) for token in vocab],
         vocab=vocab,
         categories=categories,
+        trained=trained or None,
     )
 
 

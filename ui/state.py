@@ -58,14 +58,15 @@ def available_model_names() -> tuple[str, ...]:
     """Every model a student may pick: the sidebar's list and the URL's allowed set.
 
     Foreign models join this list where they are registered (``ui.resources``); the built-in
-    presets are always there.
+    presets are always there. Session-scoped models (a built-in's training snapshot, a model
+    trained live: ``ui.session_models``) are listed only for the session that asked for them.
     """
     try:
-        from ui import resources
+        from ui import resources, session_models
 
         names = getattr(resources, "available_model_names", None)
         if callable(names):
-            found = tuple(names())
+            found = tuple(session_models.visible(tuple(names())))
             if found:
                 return found
     except Exception:  # a broken optional catalogue must not take the sidebar down

@@ -29,6 +29,15 @@ def open_page(page: str | None, lang: str = "en", prompt: str | None = None, tim
     return at
 
 
+def chart_title(spec: dict) -> str:
+    """A Vega-Lite chart's title as one line: the theme wraps long titles for phones
+    (``ui.charts.common.wrap_title``), so the "\\n"s it adds are removed before comparing."""
+    title = spec.get("title", "")
+    title = title.get("text", "") if isinstance(title, dict) else title
+    title = "".join(title) if isinstance(title, list) else str(title)
+    return title.replace("\n", "")
+
+
 def assert_clean(at: AppTest) -> None:
     """No exception block and no missing translation key on the page."""
     assert not at.exception, [e.value for e in at.exception]

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.app.conftest import APP, assert_clean, open_page
+from tests.app.conftest import APP, assert_clean, chart_title, open_page
 
 PAGE = "embeddings"
 SEED_NUMBERS = {"0.99", "0.34", "0.14", "1.16"}
@@ -83,7 +83,6 @@ def test_key_widgets_exist() -> None:
                 "embeddings_context_preset", "embeddings_lab_work_pair"):
         at.selectbox(key=key)
     at.slider(key="embeddings_nn_k")
-    at.multiselect(key="embeddings_map_categories")
     for key in ("embeddings_context_a", "embeddings_context_b", "embeddings_context_word"):
         at.text_input(key=key)
 
@@ -111,15 +110,24 @@ def test_normalise_makes_distance_follow_the_cosine() -> None:
     assert after["Euclidean distance"].iloc[0] == "0.16"
 
 
-def test_map_holds_every_token_of_the_vocabulary() -> None:
+def test_map_holds_every_token_the_model_trained_on() -> None:
+    """The built-in model's map draws the tokens of its training text (and the prompt's), not
+    the common Han characters the tokenizer knows but training never used."""
+    import core
+
     at = open_embeddings()
     spec = next(s for s in plotly_specs(at) if s["data"] and s["data"][0]["type"] == "scatter3d"
                 and "PC1" in json.dumps(s["layout"]))
     shape = next(m for m in at.metric if "vocab" in m.label).value
-    vocab = int(shape.split("×")[0].replace(",", ""))
+    vocab_size = int(shape.split("×")[0].replace(",", ""))
+    loaded = core.load_builtin("classic")
+    trained = set(loaded.metrics["trained_token_ids"])
+    vocab = len(trained)  # the default prompt's tokens and the category words are all among them
+    assert 500 < vocab < vocab_size
     prompt_trace = spec["data"][-1]
     assert prompt_trace["name"] == "your prompt" and array_length(prompt_trace["x"]) == 5
     assert sum(array_length(trace["x"]) for trace in spec["data"][:-1]) == vocab
+    assert any(f"{vocab_size - len(trained):,}" in c.value for c in at.caption)  # says how many are left out
     names = [trace["name"] for trace in spec["data"]]
     assert "other" in names and "fruit" in names and "capital city" in names
     # Directions fitted to the category words: the same tokens, other axes.
@@ -138,11 +146,11 @@ def test_analogy_defaults_to_capital_minus_country_plus_country() -> None:
     at = open_embeddings()
     labels = [at.selectbox(key=f"embeddings_analogy_{x}").format_func(at.selectbox(key=f"embeddings_analogy_{x}").value)
               for x in "abc"]
-    assert [label.split("·")[0].strip() for label in labels] == ["␣Beijing", "␣China", "␣Germany"]
-    assert any("Nearest tokens to ␣Beijing − ␣China + ␣Germany" in json.dumps(json.loads(c.proto.spec), ensure_ascii=False)
+    assert [label.split("·")[0].strip() for label in labels] == ["␣Madrid", "␣Spain", "␣Japan"]
+    assert any("Nearest tokens to ␣Madrid − ␣Spain + ␣Japan" in chart_title(json.loads(c.proto.spec))
                for c in at.get("vega_lite_chart"))
-    # The corpus world knows the answer, so the page says where Berlin landed.
-    assert any(c.value.startswith("The world's answer, ␣Berlin, is") for c in at.caption)
+    # The corpus world knows the answer, so the page says where Tokyo landed (first, on both models).
+    assert any(c.value.startswith("The world's answer, ␣Tokyo, is") for c in at.caption)
 
 
 def test_neighbour_choice_changes_the_chart() -> None:
@@ -153,7 +161,10 @@ def test_neighbour_choice_changes_the_chart() -> None:
 
     before = neighbour_chart()
     box = at.selectbox(key="embeddings_nn_token")
-    box.set_value(box.value + 1).run()  # the next token id
+    import core
+
+    trained = core.load_builtin("classic").metrics["trained_token_ids"]  # the built-in model's picker offers these
+    box.set_value(next(i for i in trained if i > box.value)).run()  # the next token id on offer
     assert neighbour_chart() != before
 
 
@@ -195,3 +206,22 @@ def test_modern_model_renders() -> None:
     assert_clean(at)
     cosines = [float(c) for c in table_with(at, "trace name")["cosine similarity"]]
     assert cosines[0] == pytest.approx(1.0) and cosines[-1] < 0.9
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_map_categories_are_legend_entries_toggled_in_the_browser(lang: str) -> None:
+    """[W2-F] 6: no server-side category filter; every category is its own legend entry, so a
+    click in the legend hides or shows it without a rerun."""
+    from ui.i18n import translate
+
+    at = open_embeddings(lang)
+    assert_clean(at)
+    assert not [w for w in at.multiselect if w.key == "embeddings_map_categories"]
+    maps = [s for s in plotly_specs(at) if s["layout"].get("uirevision") == "embedding-map"]
+    assert len(maps) == 1
+    names = [tr["name"] for tr in maps[0]["data"] if tr.get("type") == "scatter3d"]
+    expected = {translate(f"embeddings.category.{key}", lang) for key in ("fruit", "animal", "country", "city")}
+    assert expected <= set(names), names
+    assert translate("embeddings.map.other", lang) in names  # the uncategorised tokens: one more entry
+    assert len(names) == len(set(names))  # one entry per group
+    assert any(translate("embeddings.map.legend_hint", lang) in c.value for c in at.caption)

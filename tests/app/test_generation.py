@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 import core
 from core.generation import GenerationSettings, generate
-from tests.app.conftest import assert_clean, open_page
+from tests.app.conftest import assert_clean, chart_title, open_page
 
 PAGE = "generation"
 
@@ -144,10 +144,10 @@ def test_causal_mask_follows_the_chosen_step() -> None:
     at = open_page(PAGE, lang="en")
     _next(at, 3)
     prompt_len = len(at.session_state["gen_state"]["prompt_ids"])
-    titles = [json.loads(c.proto.spec).get("title", "") for c in at.get("vega_lite_chart")]
+    titles = [chart_title(json.loads(c.proto.spec)) for c in at.get("vega_lite_chart")]
     assert f"Causal mask at step 3 ({prompt_len + 2} positions)" in titles
     at.slider(key="generation_mask_step").set_value(1).run()
-    titles = [json.loads(c.proto.spec).get("title", "") for c in at.get("vega_lite_chart")]
+    titles = [chart_title(json.loads(c.proto.spec)) for c in at.get("vega_lite_chart")]
     assert f"Causal mask at step 1 ({prompt_len} positions)" in titles
 
 
@@ -209,7 +209,7 @@ def test_modern_model_generates_and_changing_model_resets() -> None:
 def _vega_by_title(at: AppTest, words: str) -> dict:
     for chart in at.get("vega_lite_chart"):
         spec = json.loads(chart.proto.spec)
-        if words in json.dumps(spec.get("title", ""), ensure_ascii=False):
+        if words in chart_title(spec):
             return spec
     raise AssertionError(f"no chart titled with {words!r}")
 
@@ -233,7 +233,7 @@ def test_probability_axes_end_at_one_and_timeline_labels_do_not_overlap() -> Non
                    if c in e and isinstance(e[c], dict) and "domain" in e[c].get("scale", {})]
         assert domains and all(d[1] <= 1.0 for d in domains), domains
     growth = _vega_by_title(at, "∝")
-    assert "straight line" not in json.dumps(growth["title"])
+    assert "straight line" not in chart_title(growth)
     assert any("slope 1" in c.value for c in at.caption)  # the caption says what the log-log axes show
 
 

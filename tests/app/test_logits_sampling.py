@@ -10,7 +10,7 @@ from altair.utils.schemapi import validate_jsonschema
 from altair.vegalite.v6.schema import load_schema
 from streamlit.testing.v1 import AppTest
 
-from tests.app.conftest import assert_clean, open_page
+from tests.app.conftest import assert_clean, chart_title, open_page
 
 PAGE = "logits_sampling"
 KNOB_KEYS = ("logits_sampling_temperature", "logits_sampling_top_k", "logits_sampling_top_p",
@@ -39,7 +39,7 @@ def _charts(at: AppTest) -> list[dict]:
 
 def _chart_titled(at: AppTest, words: str) -> dict:
     for spec in _charts(at):
-        if words in json.dumps(spec.get("title", ""), ensure_ascii=False):
+        if words in chart_title(spec):
             return spec
     raise AssertionError(f"no chart whose title contains {words!r}")
 
@@ -118,12 +118,12 @@ def test_changing_a_knob_changes_the_chart_and_marks_cut_tokens() -> None:
     assert_clean(at)
     after = _chart_titled(at, "after the knobs")
     assert before != after
-    assert "top-p = 0.50" in after["title"]
+    assert "top-p = 0.50" in chart_title(after)
     status = next(f.value for f in at.dataframe if "Status" in f.value.columns)["Status"]
     assert "cut by top-p" in set(status)
     assert any("Top-p** then removed" in m.value for m in at.markdown)
     at.slider(key="logits_sampling_temperature").set_value(2.5).run()
-    assert "T = 2.50" in _chart_titled(at, "after the knobs")["title"]
+    assert "T = 2.50" in chart_title(_chart_titled(at, "after the knobs"))
 
 
 def test_knobs_are_shared_with_the_generation_page() -> None:
@@ -141,7 +141,7 @@ def test_samples_follow_the_seed_and_n() -> None:
     at.slider(key="logits_sampling_n_samples").set_value(1000).run()
     assert_clean(at)
     thousand = _chart_titled(at, "draws with seed")
-    assert "1000 draws with seed 0" in thousand["title"]
+    assert "1000 draws with seed 0" in chart_title(thousand)
     assert first != thousand
     # The same seed and N give the same histogram on a rerun.
     at.run()
@@ -193,7 +193,7 @@ def test_temperature_zero_labels_follow_the_logits() -> None:
     assert set(status[3:]) == {"cut by top-k"}
     from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
 
-    element = next(c for c in at.get("vega_lite_chart") if "after the knobs" in json.loads(c.proto.spec).get("title", ""))
+    element = next(c for c in at.get("vega_lite_chart") if "after the knobs" in chart_title(json.loads(c.proto.spec)))
     rows = convert_arrow_bytes_to_pandas_df(element.proto.datasets[0].data.data)
     notes = {n for n in rows["note"] if n}
     assert "✂ kept" not in notes and "✂ not the top token (T = 0)" in notes

@@ -15,7 +15,7 @@ from streamlit.testing.v1 import AppTest
 import core
 from core import head_analysis as ha
 from core import names
-from tests.app.conftest import assert_clean, open_page
+from tests.app.conftest import assert_clean, chart_title, open_page
 from ui.i18n import translate
 
 PAGE = "multi_head_attention"
@@ -37,9 +37,7 @@ def charts(at: AppTest) -> dict[str, list[pd.DataFrame]]:
     out = {}
     for element in at.get("vega_lite_chart"):
         spec = json.loads(element.proto.spec)
-        title = spec.get("title", "")
-        title = title.get("text", "") if isinstance(title, dict) else title
-        out[str(title)] = [convert_arrow_bytes_to_pandas_df(d.data.data) for d in element.proto.datasets]
+        out[chart_title(spec)] = [convert_arrow_bytes_to_pandas_df(d.data.data) for d in element.proto.datasets]
     return out
 
 
@@ -123,7 +121,7 @@ def test_grid_holds_every_head_with_its_label() -> None:
     assert titles == [f"L{b.layer} H{b.head}" for b in behaviours]  # short: no overlap on a phone
     # The labels live in the clickable layers × heads picker: each cell is its head's top score.
     element = next(c for c in at.get("vega_lite_chart")
-                   if "Click a head" in json.dumps(json.loads(c.proto.spec).get("title", "")))
+                   if "Click a head" in chart_title(json.loads(c.proto.spec)))
     picker = json.loads(element.proto.spec)
     rows = convert_arrow_bytes_to_pandas_df(element.proto.datasets[0].data.data).to_dict("records")
     assert [(r["layer"], r["head"]) for r in rows] == [(b.layer, b.head) for b in behaviours]
@@ -232,7 +230,32 @@ def test_clicking_a_head_in_the_grid_selects_it(monkeypatch: pytest.MonkeyPatch)
     assert at.selectbox(key="mha_layer").value == 1 and at.selectbox(key="mha_head").value == 2
     enlarged = translate("multi_head_attention.heatmap.title", "en", layer=1, head=2,
                          kind=translate("multi_head_attention.kind.weights", "en"))
-    assert any(json.loads(c.proto.spec).get("title") == enlarged for c in at.get("vega_lite_chart"))
+    assert any(chart_title(json.loads(c.proto.spec)) == enlarged for c in at.get("vega_lite_chart"))
     at.run()  # the same (kept) selection is not applied again: the boxes stay free to change
     at.selectbox(key="mha_head").set_value(3).run()
     assert at.selectbox(key="mha_head").value == 3
+
+
+def test_outline_and_grid_frame_follow_the_chosen_head_on_the_cached_charts() -> None:
+    """[W2-F]: the picker and the grid are built once per prompt; only the outline (the picker's
+    ``current`` column) and the grid's frame (a layout shape) move with the chosen head."""
+    at = open_page(PAGE, prompt=PROMPT)
+    if not at.toggle(key="mha_grid").value:
+        at.toggle(key="mha_grid").set_value(True).run()
+    n_head = model("classic").config.n_head
+
+    def outlined() -> list[tuple[int, int]]:
+        picker = next(c for c in at.get("vega_lite_chart") if c.proto.id and "mha_pick" in c.proto.id)
+        frame = convert_arrow_bytes_to_pandas_df(picker.proto.datasets[0].data.data)
+        return [(int(r.layer), int(r.head)) for r in frame.itertuples() if r.current]
+
+    def framed() -> list[str]:
+        grid = next(json.loads(c.proto.spec) for c in at.get("plotly_chart") if "mha_grid_chart" in c.proto.id)
+        return [shape["xref"] for shape in grid["layout"].get("shapes", [])]
+
+    assert outlined() == [(0, 0)] and framed() == ["x domain"]
+    at.selectbox(key="mha_layer").set_value(1).run()
+    at.selectbox(key="mha_head").set_value(2).run()
+    assert not at.exception
+    assert outlined() == [(1, 2)]
+    assert framed() == [f"x{1 * n_head + 2 + 1} domain"]

@@ -31,14 +31,19 @@ def table_with(at: AppTest, column: str):
     raise AssertionError(f"no table with a column {column!r}")
 
 
+def plotly_title(spec: dict) -> str:
+    """A Plotly title as one line (the theme breaks long titles with <br> for phones)."""
+    return spec["layout"].get("title", {}).get("text", "").replace("<br>", "")
+
+
 def plotly_titles(at: AppTest) -> list[str]:
-    return [json.loads(c.proto.spec)["layout"].get("title", {}).get("text", "") for c in at.get("plotly_chart")]
+    return [plotly_title(json.loads(c.proto.spec)) for c in at.get("plotly_chart")]
 
 
 def plotly_by_title(at: AppTest, start: str) -> dict:
     for chart in at.get("plotly_chart"):
         spec = json.loads(chart.proto.spec)
-        if spec["layout"].get("title", {}).get("text", "").startswith(start):
+        if plotly_title(spec).startswith(start):
             return spec
     raise AssertionError(f"no Plotly chart titled {start!r}: {plotly_titles(at)}")
 

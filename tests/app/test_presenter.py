@@ -34,3 +34,17 @@ def test_presenter_switch_enlarges_chart_and_diagram_fonts() -> None:
 def test_default_charts_use_the_readable_default_theme() -> None:
     at = open_page("logits_sampling", "en")
     assert all(c["axis"]["labelFontSize"] == 13 and c["title"]["fontSize"] == 16 for c in _vega_configs(at))
+
+
+def test_presenter_mode_enlarges_the_block_page_drawings_and_widens_the_overview_diagram() -> None:
+    at = open_page("transformer_block", "en")
+    assert_clean(at)
+    assert all("fontsize=11]" in g.proto.spec for g in at.get("graphviz_chart"))
+    assert "min-width: 1240px" not in json.dumps([h.proto.body for h in at.get("html")])
+    at.session_state["presenter"] = True
+    at.run()
+    assert_clean(at)
+    drawings = at.get("graphviz_chart")
+    assert len(drawings) == 3 and all("fontsize=15]" in g.proto.spec for g in drawings)
+    at.switch_page("app.py").run()  # the Overview diagram keeps a width at which its text is ~16 px
+    assert "min-width: 1240px" in json.dumps([h.proto.body for h in at.get("html")])

@@ -11,7 +11,7 @@ from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
 from streamlit.testing.v1 import AppTest
 
 from core import attention_math as am
-from tests.app.conftest import assert_clean, open_page
+from tests.app.conftest import assert_clean, chart_title, open_page
 from ui.i18n import translate
 
 PAGE = "self_attention"
@@ -22,10 +22,8 @@ def charts(at: AppTest) -> dict[str, pd.DataFrame]:
     out = {}
     for element in at.get("vega_lite_chart"):
         spec = json.loads(element.proto.spec)
-        title = spec.get("title", "")
-        title = title.get("text", "") if isinstance(title, dict) else title
         data = [convert_arrow_bytes_to_pandas_df(d.data.data) for d in element.proto.datasets]
-        out[str(title)] = data[0] if data else pd.DataFrame()
+        out[chart_title(spec)] = data[0] if data else pd.DataFrame()
     return out
 
 

@@ -288,3 +288,17 @@ def test_word_chips_and_encoded_word_show_each_tokens_vocabulary_id(lang: str) -
     assert with_id == 2  # the corpus's word chips and the encoded word
     for token, i in expected.items():
         assert seen[token] == i, (token, seen)
+
+
+def test_the_pair_caption_names_the_winner_of_the_corpus_shown(lang: str) -> None:
+    """The caption under the pair counts explained (l, o) even on the Chinese corpus: it names
+    this corpus's winning pair and count (the (l, o) example is marked as the classic corpus')."""
+    at = _open(lang)
+    at.selectbox(key="tok_corpus_preset").set_value("chinese").run()
+    at = _step_to(at, 1)
+    first = at.dataframe[0].value.iloc[0]
+    left, right, count = (str(v) for v in first.iloc[:3])
+    assert (left, right) != ("l", "o")
+    winner = f"({left}, {right})"
+    captions = _captions(at)
+    assert winner in captions and count in captions[captions.index(winner):], (winner, count, captions)

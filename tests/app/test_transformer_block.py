@@ -8,7 +8,7 @@ import pytest
 from altair.utils.schemapi import validate_jsonschema
 from altair.vegalite.v6.schema import load_schema
 
-from tests.app.conftest import APP, assert_clean, open_page
+from tests.app.conftest import APP, assert_clean, chart_title, open_page
 
 PAGE = "transformer_block"
 COREF = "小明把苹果放进书包，因为它太甜了"
@@ -46,10 +46,10 @@ def test_dla_metrics_add_up() -> None:
 
 def test_ablation_changes_the_right_side() -> None:
     at = open_page(PAGE, lang="en", prompt=COREF)
-    before = [c for c in _charts(at) if "with your change" in json.dumps(c.get("title"))][0]
+    before = [c for c in _charts(at) if "with your change" in chart_title(c)][0]
     at.multiselect(key="tb_ablate_resid").select(0).select(1).run()
     assert_clean(at)
-    after = [c for c in _charts(at) if "with your change" in json.dumps(c.get("title"))][0]
+    after = [c for c in _charts(at) if "with your change" in chart_title(c)][0]
     assert json.dumps(before, sort_keys=True) != json.dumps(after, sort_keys=True)
     assert "top prediction" in _texts(at)
 

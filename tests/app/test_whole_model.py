@@ -98,3 +98,15 @@ def test_crafted_calculator_values_fall_back_with_a_note() -> None:
     assert at.success and "✓" in at.success[0].value  # back to our model's own config, counted exactly
     toasts = [str(x.value) for x in at.toast]
     assert toasts and all("已恢复为默认值" in x for x in toasts), toasts
+
+
+def test_the_hand_count_says_its_magnitudes_in_the_pages_language() -> None:
+    """The textbook counts in 万 (10⁴); the English page said "3,860万 + 79万 + …" in its total row."""
+    tables = {}
+    for lang in ("en", "zh"):
+        at = open_page(PAGE, lang=lang)
+        assert_clean(at)
+        tables[lang] = "\n".join(d.value.to_string() for d in at.dataframe)
+    assert "万" not in tables["en"] and "亿" not in tables["en"]
+    assert "38.6 M + 790,000 + 12 × (2.36 M + 4.72 M + 12,000)" in tables["en"]
+    assert "3,860 万 + 79 万 + 12 × (236 万 + 472 万 + 1.2 万)" in tables["zh"]

@@ -68,6 +68,8 @@ def _vega_text(node: Any, out: list[str]) -> None:
                 continue
             if key == "title" and isinstance(value, str):
                 out.append(value)
+            elif key == "title" and isinstance(value, list) and all(isinstance(v, str) for v in value):
+                out.append(" ".join(value))  # a title in lines
             elif key == "title" and isinstance(value, dict) and isinstance(value.get("text"), str):
                 out.append(value["text"])
             else:

@@ -121,6 +121,17 @@ def _vega_font_sizes(page: Page) -> list[float]:
         || parseFloat(t.getAttribute('font-size')) || 0).filter(x => x > 0)""")
 
 
+STEP_BUTTONS = ("tok_first", "tok_back", "tok_play", "tok_forward", "tok_last")  # Tokenization's player
+
+
+def _button_tops(page: Page, keys: tuple[str, ...]) -> list[float]:
+    """Top edge on screen of each keyed button (Streamlit gives a keyed widget the class st-key-<key>)."""
+    return page.evaluate("""(keys) => keys.map(k => {
+        const el = document.querySelector('.st-key-' + k);  // the widget's box (a button with help has a 0-px wrapper)
+        return el ? el.getBoundingClientRect().top : null;
+    })""", list(keys))
+
+
 def _full_screenshot(page: Page, viewport: dict, path: Path) -> None:
     """The whole page: Streamlit scrolls inside its main block, so grow the window to fit it."""
     height = page.evaluate("""() => {
@@ -180,6 +191,17 @@ def test_every_page(browser: Browser, app_url: str, screenshot_dir: Path, settin
             report["diagram_text_px"] = smallest
             if smallest < 10 and not scrolls:
                 problems.append(f"overview: diagram text {smallest:.1f} px and the diagram does not scroll")
+            if presenter and smallest < 18:  # a line box of ~1.2 × the letters: ≈ 15 px letters or more
+                problems.append(f"overview: presenter mode but the diagram text is {smallest:.1f} px")
+        if presenter and info.page_id == "transformer_block":  # the layer drawing grows with the fonts
+            smallest, _ = _diagram_text_px(page)
+            report["block_diagram_text_px"] = smallest
+            if smallest < 18:
+                problems.append(f"transformer_block: presenter mode but the drawing's text is {smallest:.1f} px")
+        if info.page_id == "tokenization":  # the step buttons stay in one row, on a phone too
+            tops = _button_tops(page, STEP_BUTTONS)
+            if None in tops or max(tops) - min(tops) > 4:
+                problems.append(f"tokenization: step buttons not in one row (tops {tops})")
         if presenter:
             sizes = _vega_font_sizes(page)
             if sizes and max(sizes) < 16:

@@ -25,3 +25,14 @@ def test_pre_and_post_ln() -> None:
     assert "x -> ln -> f -> add -> y" in pre and "x -> f -> add -> ln -> y" in post
     with pytest.raises(ValueError):
         pre_post_dot("middle", labels)
+
+
+def test_presenter_font_size_reaches_every_box_and_edge_label() -> None:
+    from ui.block_diagram import DEFAULT_FONT_PT, PRESENTER_FONT_PT
+
+    labels = {k: k for k in KEYS} | {"skip": "skip"}
+    shapes = {k: "3 × 128" for k in KEYS}
+    for dot in (layer_dot(labels, shapes, {}, vertical=True, font_size=PRESENTER_FONT_PT),
+                pre_post_dot("pre", {"sublayer": "F", "norm": "LN", "skip": "skip"}, font_size=PRESENTER_FONT_PT)):
+        assert f"fontsize={PRESENTER_FONT_PT}]" in dot and f"fontsize={PRESENTER_FONT_PT - 2}]" in dot
+    assert f"fontsize={DEFAULT_FONT_PT}]" in layer_dot(labels, shapes, {}) and PRESENTER_FONT_PT > DEFAULT_FONT_PT

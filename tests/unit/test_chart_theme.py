@@ -97,3 +97,133 @@ def test_long_vega_titles_wrap_into_lines_that_fit_a_phone() -> None:
     assert all(not line.startswith(" ") for line in wrap_title(en).split("\n"))  # words never cut
     styled = style_vega({"mark": "bar", "title": wrap_title(en)}, presenter=False)
     assert styled["config"]["lineBreak"] == "\n"  # Vega draws each line
+
+
+def test_every_chart_drawn_gets_its_long_titles_wrapped() -> None:
+    """The wrapping happens where every chart is drawn (style_vega), for every page, in both
+    themes, on concatenated sub-charts too, and never changes the cached spec."""
+    from ui.charts.common import style_vega, wrap_title
+
+    long_en = "Attention of layer 0, head 1: who each token looks at (rows sum to 1)"
+    long_zh = "第 0 层第 1 个头的注意力：每个词元看向谁（每行加起来是 1）"
+    spec = {"mark": "bar", "title": long_en,
+            "hconcat": [{"mark": "bar", "title": {"text": long_zh, "anchor": "start"}}, {"mark": "bar", "title": "short"}]}
+    for presenter in (False, True):
+        styled = style_vega(spec, presenter=presenter)
+        assert styled["title"] == wrap_title(long_en) and "\n" in styled["title"]
+        sub = styled["hconcat"][0]["title"]
+        assert sub["text"] == wrap_title(long_zh) and "\n" in sub["text"] and sub["anchor"] == "start"
+        assert styled["hconcat"][1]["title"] == "short"
+        assert styled["title"].replace("\n", "") == long_en  # nothing lost
+    assert spec["title"] == long_en and spec["hconcat"][0]["title"]["text"] == long_zh  # original untouched
+    already = "line one\nline two"
+    assert style_vega({"mark": "bar", "title": already}, presenter=False)["title"] == already  # not wrapped twice
+
+
+def test_axis_labels_are_not_cut_at_streamlits_100_px() -> None:
+    """Streamlit's chart theme sets axis labelLimit 100 px, which cut "MHA（40 个 KV 头）" to
+    "MHA（40 个…"; our config (which Streamlit merges over its theme) allows more."""
+    import json
+
+    from ui.charts.output import kv_variants_chart
+
+    spec = kv_variants_chart(["MHA（40 个 KV 头）", "GQA（8 个 KV 头）", "MQA（1 个 KV 头）"], [9_830_000_000, 1_970_000_000, 245_760_000],
+                             ["9.83 GB", "1.97 GB", "245.76 MB"], ["a", "b", "c"], title="t", x_title="GB", y_title="结构",
+                             detail_title="d")
+    for presenter in (False, True):
+        styled = style_vega(spec, presenter=presenter)
+        assert styled["config"]["axis"]["labelLimit"] >= 180
+    assert '"labelLimit": 400' in json.dumps(spec, default=str)  # its own axis: never cut
+
+
+def test_long_plotly_titles_wrap_with_room_above_the_plot() -> None:
+    """Plotly never wraps a title: on a phone "Your prompt's 5 rows of the embedding matrix (128"
+    was cut. The theme breaks it with <br> and makes room above the plot."""
+    from ui.charts.common import wrap_title
+
+    long = "Your prompt's 5 rows of the embedding matrix (128 numbers each)"
+    fig = go.Figure(go.Heatmap(z=[[1.0]]))
+    fig.update_layout(title={"text": long}, margin={"t": 50})
+    for presenter in (False, True):
+        styled = style_plotly(fig, presenter=presenter)
+        assert styled.layout.title.text == wrap_title(long).replace("\n", "<br>") and "<br>" in styled.layout.title.text
+        assert styled.layout.margin.t >= 24 + 2 * styled.layout.title.font.size
+    assert fig.layout.title.text == long and fig.layout.margin.t == 50  # the original is not changed
+    short = go.Figure(layout={"title": {"text": "Short"}, "margin": {"t": 50}})
+    assert style_plotly(short, presenter=False).layout.title.text == "Short"
+    assert style_plotly(short, presenter=False).layout.margin.t == 50
+
+
+def test_text_in_grid_cells_is_cut_to_the_cell_width() -> None:
+    """The logit-lens grids wrote "␣capital" across three 33 px cells on a phone: the text
+    limit follows the cell's width on screen (Vega's bandwidth of the x scale)."""
+    from ui.charts import block
+    from ui.charts.common import CELL_TEXT_LIMIT
+    from ui.charts.output import logit_lens_chart
+
+    words = np.array([["␣capital", "␣France"], ["␣of", "␣is"]])
+    lens = block.heat(np.eye(2), ("embedding", "after layer 0"), ("0·The", "1·␣capital"), title="t", x_title="x",
+                      y_title="y", value_title="v", text=words)
+    ranks = logit_lens_chart(["a", "b"], [["x", "y"], ["z", "w"]], np.eye(2), title="t", x_title="x", y_title="y",
+                             value_title="v", token_title="k")
+    for spec in (lens, ranks):
+        [text] = [layer["mark"] for layer in spec["layer"] if layer["mark"]["type"] == "text"]
+        assert text["limit"] == {"expr": CELL_TEXT_LIMIT} and "bandwidth('x')" in CELL_TEXT_LIMIT
+
+
+def test_rope_subplot_titles_are_short_lines_that_do_not_run_into_each_other() -> None:
+    from core.bpe_view import display_width
+    from ui.charts.positional import PairPanel, RotationText, rotation_panels
+
+    v = np.array([1.0, 0.5])
+    subtitles = ["pair 0: θ = 1, (m − n)·θ = 171.9°", "pair 15: θ = 0.000178, (m − n)·θ = 0.0°",
+                 "第 0 对：θ = 1，(m − n)·θ = 171.9°", "pair 4: θ = 0.1, (m − n)·θ = 17.2°"]
+    fig = rotation_panels([PairPanel(s, v, v, v, v) for s in subtitles],
+                          text=RotationText("t", "q", "k", "q'", "k'", "dim 2i", "dim 2i+1"))
+    texts = [a.text for a in fig.layout.annotations]
+    assert [t.replace("<br>", "") for t in texts] == subtitles
+    assert all(display_width(line) <= 24 for t in texts for line in t.split("<br>"))
+    assert fig.layout.legend.y <= -0.3  # below the axis titles
+    # the (possibly two-line) title sits at the very top, above three-line subplot titles
+    assert fig.layout.title.yanchor == "top" and fig.layout.title.yref == "container" and fig.layout.margin.t >= 140
+
+
+def test_presenter_mode_enlarges_a_shared_colour_scale() -> None:
+    """The all-heads grid draws one colour scale for every panel (layout.coloraxis): its ticks
+    and title stayed at 11 px in presenter mode."""
+    fig = head_grid_figure(np.tril(np.ones((2, 2, 3, 3))) / 3, ["a", "b", "c"], ["L0 H0", "L0 H1", "L1 H0", "L1 H1"],
+                           title="t", x_title="k", y_title="q", value_title="w", layer_names=["L0", "L1"])
+    bar = style_plotly(fig, presenter=True).layout.coloraxis.colorbar
+    assert bar.tickfont.size >= 16 and bar.title.font.size >= 18
+
+
+def test_short_chinese_y_titles_are_written_level() -> None:
+    """"层", "头", "词元" rotated by 90° read as stray glyphs; longer or Latin titles stay rotated."""
+    spec = {"layer": [{"mark": "rect", "encoding": {"y": {"field": "row", "type": "nominal", "title": "头"},
+                                                     "x": {"field": "c", "type": "nominal", "title": "头"}}},
+                      {"mark": "text", "encoding": {"y": {"field": "row", "type": "nominal", "title": "词元",
+                                                          "axis": {"labelLimit": 99}}}}]}
+    styled = style_vega(spec, presenter=False)
+    first, second = (layer["encoding"] for layer in styled["layer"])
+    assert first["y"]["axis"]["titleAngle"] == 0 and "axis" not in first["x"]
+    assert second["y"]["axis"] == {"labelLimit": 99, "titleAngle": 0, "titleAlign": "right", "titleBaseline": "middle"}
+    assert "axis" not in spec["layer"][0]["encoding"]["y"]  # the cached spec is not changed
+    for title in ("Head", "注意力结构", "Layer"):
+        kept = style_vega({"mark": "bar", "encoding": {"y": {"field": "a", "type": "nominal", "title": title}}}, presenter=False)
+        assert "axis" not in kept["encoding"]["y"]
+
+
+def test_long_axis_titles_are_cut_into_lines_no_longer_than_a_phone_axis() -> None:
+    """"Tokens of the word, in reading order (width ∝ characters)" was cut at the axis' end on a
+    phone: long x/y titles become lines (Vega draws a list of strings as lines)."""
+    from core.bpe_view import display_width
+    from ui.charts.common import AXIS_TITLE_COLUMNS
+
+    long = "Tokens of the word, in reading order (width ∝ characters)"
+    spec = {"layer": [{"mark": "rect", "encoding": {"x": {"field": "a", "type": "quantitative", "title": long},
+                                                     "y": {"field": "b", "type": "nominal", "title": "Word"}}}]}
+    styled = style_vega(spec, presenter=False)
+    enc = styled["layer"][0]["encoding"]
+    assert isinstance(enc["x"]["title"], list) and "".join(enc["x"]["title"]) == long
+    assert all(display_width(line.rstrip()) <= AXIS_TITLE_COLUMNS for line in enc["x"]["title"])
+    assert enc["y"]["title"] == "Word" and spec["layer"][0]["encoding"]["x"]["title"] == long

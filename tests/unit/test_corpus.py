@@ -70,14 +70,66 @@ def test_both_languages_present(corpus):
 
 def test_capital_prompts_have_one_continuation(corpus):
     capitals = [p for p in corpus.probes if p["kind"] == "capital"]
-    assert len(capitals) == 2 * len(load_world().countries)
-    assert {"kind": "capital", "lang": "zh", "prompt": "法国的首都是", "answer": "巴黎"} in capitals
-    assert {"kind": "capital", "lang": "en", "prompt": "The capital of France is",
-            "answer": " Paris"} in capitals
+    assert {"kind": "capital", "lang": "zh", "family": "zh_de_shoudu_shi", "prompt": "法国的首都是",
+            "answer": "巴黎"} in capitals
+    assert {"kind": "capital", "lang": "en", "family": "en_the_capital_of",
+            "prompt": "The capital of France is", "answer": " Paris"} in capitals
+    n_countries = len(load_world().countries)
+    for family in ("en_the_capital_of", "en_possessive", "en_adjective", "zh_de_shoudu_shi",
+                   "zh_jiao", "zh_no_de"):
+        assert sum(p["family"] == family for p in capitals) == n_countries, family
     for p in capitals:
         seen = corpus.train_text.count(p["prompt"])
-        assert seen >= 20, p
+        # A trained prompt is never continued by anything but its capital.
         assert corpus.train_text.count(p["prompt"] + p["answer"]) == seen, p
+        if p["family"] in ("en_the_capital_of", "zh_de_shoudu_shi"):
+            assert seen >= 5, p  # and the same fact in a dozen other phrasings
+
+
+def test_natural_rephrasings_are_trained(corpus):
+    text = corpus.train_text
+    for sentence in ("France's capital is Paris.", "The French capital is Paris.",
+                     "The capital city of France is Paris.", "法国的首都叫巴黎。", "法国首都是巴黎。",
+                     "法国的首都为巴黎。", "法国的首都城市是巴黎。", "Paris is the capital of France."):
+        assert sentence in text, sentence
+
+
+def test_heldout_template_families_never_in_training(corpus):
+    from core.corpus import CAPITAL_HELDOUT, CAPITAL_TRAIN
+
+    train_families = {f for lang in CAPITAL_TRAIN.values() for f, _, _ in lang}
+    held_families = {f for lang in CAPITAL_HELDOUT.values() for f, _, _ in lang}
+    assert train_families.isdisjoint(held_families)
+    held = [p for p in corpus.probes if p["kind"] == "capital_heldout"]
+    assert {p["family"] for p in held} == held_families
+    for lang in ("en", "zh"):
+        assert len({p["family"] for p in held if p["lang"] == lang}) >= 5
+    for p in held:
+        assert p["prompt"] not in corpus.train_text, p
+    assert "Do you know the capital of" not in corpus.train_text
+    assert "I think the capital of" not in corpus.train_text
+    assert "的首都就是" not in corpus.train_text and "请问法国的首都" not in corpus.train_text
+
+
+def test_number_comparisons_are_correct(corpus):
+    import re
+    from decimal import Decimal
+
+    found = 0
+    for x, y, big in re.findall(r"Which is bigger, ([\d.]+) or ([\d.]+)\? ([\d.]+) is bigger", corpus.train_text):
+        assert Decimal(big) == max(Decimal(x), Decimal(y)) and big in (x, y)
+        found += 1
+    for big, small in re.findall(r"(?<![\d.])([\d.]+)比([\d.]+)大", corpus.train_text):
+        assert Decimal(big) > Decimal(small)
+        found += 1
+    assert found >= 100
+
+
+def test_more_relations_present(corpus):
+    text = corpus.train_text
+    for needle in ("People in France speak French.", "法国的货币是欧元。", "The Eiffel Tower is in France.",
+                   "The dog says woof.", "香蕉是黄色的。", "France is a country in Europe."):
+        assert needle in text, needle
 
 
 def test_heldout_coref_combinations_absent_from_training(corpus):
@@ -89,13 +141,37 @@ def test_heldout_coref_combinations_absent_from_training(corpus):
         f, b = fruits[fi], boxes[ci]
         for needle in (f" {f.en} in the {b.en}", f"{f.zh}放进{b.zh}", f"{f.zh}留在{b.zh}"):
             assert needle not in corpus.train_text
+    from core.corpus import COREF_FRAMES, COREF_TRAIN_FRAMES
+
+    for lang in ("en", "zh"):  # the held-out sentence frames (verbs) never occur in training
+        for frame in COREF_FRAMES[lang][COREF_TRAIN_FRAMES:]:
+            # Its words occur elsewhere ("stored the books"), never with a fruit: "stored the apple", "苹果藏进"
+            for fruit in category_words(lang)["fruit"]:
+                head = frame.split("{f}")[0].replace("{who}", "") + fruit if lang == "en" else \
+                    fruit + frame.split("{f}")[1].split("{c}")[0]
+                assert head not in corpus.train_text, head
     corefs = [p for p in corpus.probes if p["kind"] == "coref"]
-    assert {p["lang"] for p in corefs} == {"en", "zh"} and len(corefs) >= 40
+    assert {p["lang"] for p in corefs} == {"en", "zh"} and len(corefs) >= 100
     for p in corefs:
         assert p["answer"] != p["distractor"]
         assert p["answer"].strip() in p["prompt"] and p["distractor"].strip() in p["prompt"]
         first = p["prompt"].split(" because")[0].split("，")[0]
         assert first not in corpus.train_text
+        assert int(p["family"].split("_")[0].removeprefix("frame")) >= COREF_TRAIN_FRAMES
+    for lang in ("en", "zh"):  # balanced: half point at the fruit
+        fruit_words = set(category_words(lang)["fruit"])
+        of_lang = [p for p in corefs if p["lang"] == lang]
+        assert sum(p["answer"].strip() in fruit_words for p in of_lang) * 2 == len(of_lang)
+
+
+def test_every_probe_token_occurs_in_training(corpus):
+    """A held-out phrasing is new as a whole, never in its words: a token the training text
+    never uses has an untrained embedding row, and a probe through it would test noise."""
+    tok = build_model_tokenizer(corpus)
+    seen = set(tok.encode(corpus.train_text))
+    for p in corpus.probes:
+        missing = [tok.id_to_token(i) for i in tok.encode(p["prompt"] + p["answer"]) if i not in seen]
+        assert not missing, (p["prompt"], missing)
 
 
 def test_lexicon_contains_world_words():
@@ -107,7 +183,8 @@ def test_lexicon_contains_world_words():
 def test_model_tokenizer_single_token_answers(corpus):
     tok = build_model_tokenizer(corpus)
     for p in corpus.probes:
-        assert len(tok.encode(p["answer"])) == 1, p
+        if p["kind"] != "relation":  # " North America" is two tokens; probes read the first
+            assert len(tok.encode(p["answer"])) == 1, p
     for lang, prefix in (("en", " "), ("zh", "")):
         for words in category_words(lang).values():
             for w in words:

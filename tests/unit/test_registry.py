@@ -221,3 +221,128 @@ def test_result_cache_evicts_by_bytes_but_keeps_the_newest() -> None:
     assert 4 in cache and 0 not in cache
     cache.get_or_compute("big", lambda: np.zeros(1000))  # larger than the budget alone
     assert "big" in cache and len(cache) == 1 and cache.total_bytes == 8000
+
+
+# --- byte budgets shared by every memo cache ---------------------------------------------------
+
+
+def test_estimate_bytes_counts_buffers_strings_and_shared_objects_once() -> None:
+    import pandas as pd
+    import torch
+
+    from core.registry import estimate_bytes
+
+    array = np.zeros(10_000)  # 80,000 bytes of data
+    assert 80_000 <= estimate_bytes(array) < 81_000
+    assert 80_000 <= estimate_bytes(array[:5000].base) and estimate_bytes(array[:5000]) < 41_000  # a view: its part
+    assert estimate_bytes(torch.zeros(1000, dtype=torch.float32)) >= 4000
+    text = "x" * 50_000
+    assert estimate_bytes(text) >= 50_000
+    both = {"a": array, "b": array, "texts": [text, text]}  # the same objects twice: counted once
+    assert estimate_bytes(both) < estimate_bytes(array) + estimate_bytes(text) + 2_000
+    frame = pd.DataFrame({"word": [f"w{i}" for i in range(2000)], "x": np.arange(2000.0)})
+    assert estimate_bytes(frame) >= 2000 * 8 + 2000 * 2
+
+    class Holder:  # a plain object (e.g. a ready figure) is measured through its attributes
+        def __init__(self) -> None:
+            self.spec = {"data": [{"z": np.ones((100, 100))}]}
+
+    assert estimate_bytes(Holder()) >= 80_000
+
+    @dataclass(frozen=True)
+    class Run:
+        logits: np.ndarray
+        tokens: list[str]
+
+    assert estimate_bytes(Run(np.zeros((4, 1000), dtype=np.float32), ["a"] * 4)) >= 16_000
+    assert estimate_bytes(estimate_bytes) == 0 and estimate_bytes(np) == 0  # code is not a result
+
+
+def test_byte_budget_evicts_the_least_recently_used_entry_of_any_cache() -> None:
+    from core.registry import ByteBudget
+
+    budget = ByteBudget(max_bytes=2_500_000)
+    first = ResultCache(maxsize=100, budget=budget)
+    second = ResultCache(maxsize=100, budget=budget)
+    calls: list[str] = []
+
+    def big(name: str):
+        def compute() -> np.ndarray:
+            calls.append(name)
+            return np.zeros(100_000)  # 800 KB
+
+        return compute
+
+    first.get_or_compute("a", big("a"))
+    second.get_or_compute("b", big("b"))
+    first.get_or_compute("c", big("c"))
+    assert budget.total_bytes < 2_500_000 and len(first) + len(second) == 3
+    first.get_or_compute("a", big("a"))  # a used again: b is now the oldest
+    second.get_or_compute("d", big("d"))  # over the budget: b, the least recently used, goes
+    assert "b" not in second and "a" in first and "c" in first and "d" in second
+    assert budget.evictions == 1 and budget.total_bytes <= 2_500_000
+    assert calls == ["a", "b", "c", "d"]
+    first.get_or_compute("e", big("e"))  # order of use is now c, a, d: c goes
+    assert "c" not in first and {"a", "e"} <= set(first._data) and "d" in second
+    second.get_or_compute("b", big("b"))  # an evicted entry is computed again when asked for
+    assert calls[-1] == "b" and "b" in second
+    assert budget.total_bytes == sum(first._sizes.values()) + sum(second._sizes.values())
+
+
+def test_byte_budget_keeps_the_newest_entry_even_when_it_alone_is_too_big() -> None:
+    from core.registry import ByteBudget
+
+    budget = ByteBudget(max_bytes=100_000)
+    cache = ResultCache(maxsize=10, budget=budget)
+    cache.get_or_compute("small", lambda: np.zeros(1000))
+    cache.get_or_compute("huge", lambda: np.zeros(1_000_000))
+    assert "huge" in cache and "small" not in cache and len(cache) == 1
+    assert budget.total_bytes >= 8_000_000
+    cache.clear()
+    assert budget.total_bytes == 0
+
+
+def test_memo_caches_share_the_process_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    import core.registry as registry
+
+    budget = registry.ByteBudget(max_bytes=3 * 1024 * 1024)
+    monkeypatch.setattr(registry, "MEMO_BUDGET", budget)
+
+    @registry.memo(maxsize=100)
+    def budget_test_table(n: int) -> np.ndarray:
+        return np.full(131_072, float(n))  # 1 MiB
+
+    @registry.memo(maxsize=100)
+    def budget_test_text(n: int) -> str:
+        return str(n) * 500_000  # ~0.5-1 MB
+
+    for n in range(6):
+        budget_test_table(n)
+        budget_test_text(n)
+    held = len(budget_test_table.cache) + len(budget_test_text.cache)
+    assert held < 12 and budget.total_bytes <= 3 * 1024 * 1024 and budget.evictions >= 6
+    assert 5 in {k[0][1][0][1] for k in budget_test_table.cache._data}  # the newest table is kept
+
+
+def test_cache_budget_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    from core.registry import MEMO_BUDGET_ENV_VAR, MEMO_BUDGET_MB_DEFAULT, _budget_from_env
+
+    monkeypatch.setenv(MEMO_BUDGET_ENV_VAR, "12")
+    assert _budget_from_env().max_bytes == 12 * 1024 * 1024
+    monkeypatch.setenv(MEMO_BUDGET_ENV_VAR, "lots")
+    assert _budget_from_env().max_bytes == MEMO_BUDGET_MB_DEFAULT * 1024 * 1024
+    monkeypatch.delenv(MEMO_BUDGET_ENV_VAR)
+    assert _budget_from_env().max_bytes == MEMO_BUDGET_MB_DEFAULT * 1024 * 1024
+
+
+def test_memo_keys_a_dict_argument_in_its_order() -> None:
+    """A dict of series is drawn in its order (the legend's): the same items in another order
+    are another chart, not a cache hit."""
+    from core.registry import memo
+
+    @memo(maxsize=8)
+    def order_of(series: dict) -> list:
+        return list(series)
+
+    assert order_of({"raw": [1.0], "scaled": [0.5]}) == ["raw", "scaled"]
+    assert order_of({"scaled": [0.5], "raw": [1.0]}) == ["scaled", "raw"]

@@ -55,7 +55,7 @@ def test_token_chips_spec_has_title_axis_titles_tooltips_and_inert_text() -> Non
                        detail_titles=("Id",))
     assert spec["title"] == "Chips"
     rect, text = _layers(spec)
-    assert rect["encoding"]["x"]["title"] == "Tokens" and rect["encoding"]["y"]["title"] == "Words"
+    assert rect["encoding"]["x"]["title"] == "Tokens" and rect["encoding"]["y"]["title"] == ["Words"]
     assert [t["title"] for t in rect["encoding"]["tooltip"]] == ["Token", "Id"]
     [record] = spec["datasets"]["chips"]
     assert record["stroke_width"] == 3.0
@@ -138,3 +138,22 @@ def test_long_chip_and_curve_titles_are_cut_into_lines() -> None:
     long = "0 次合并后的语料（同一颜色 = 同一个 token）"
     spec = token_chips([Chip("g", "a", "a")], title=long, x_title="x", y_title="y", token_title="k")
     assert "\n" in spec["title"] and spec["title"].replace("\n", "") == long
+
+
+def test_chip_y_titles_are_level_short_lines_beside_the_rows() -> None:
+    """A chip chart is one to a few rows tall: a rotated y title did not fit (it was cut) and a
+    one-character "词" lay on its side. It is written level above the row labels, in lines of ~10 columns."""
+    from core.bpe_view import display_width
+    from ui.charts.tokens import Y_TITLE_COLUMNS, Y_TITLE_LINE_PX
+
+    for y_title in ("词", "Word", "词 × 出现次数", "Word × how often it occurs"):
+        spec = token_chips([Chip("low ×5", "low", "low")], title="t", x_title="x", y_title=y_title, token_title="k")
+        for layer in _layers(spec):
+            y = layer["encoding"]["y"]
+            assert y["axis"]["titleAngle"] == 0 and y["axis"]["titleAlign"] == "right"
+            # above the first row, every line of it (not on the row labels)
+            assert y["axis"]["titleBaseline"] == "top" and y["axis"]["titleY"] <= -len(y["title"]) * Y_TITLE_LINE_PX
+            assert "".join(y["title"]).replace(" ", "") == y_title.replace(" ", "")
+            assert all(display_width(line) <= Y_TITLE_COLUMNS for line in y["title"])
+    assert len(token_chips([Chip("a", "a", "a")], title="t", x_title="x", y_title="Word × how often it occurs",
+                           token_title="k")["layer"][0]["encoding"]["y"]["title"]) > 1

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 
 from collections.abc import Sequence
+from functools import lru_cache
 
 import altair as alt
 import numpy as np
@@ -100,7 +101,10 @@ def value_matrix(
         "ink": np.where(strength > 0.55, LIGHT_INK, DARK_INK),
         "finite": finite,  # explicit flag: NaN travels through Arrow as NaN, not null
     })
-    x = alt.X("col:N", sort=list(col_labels), title=x_title, axis=alt.Axis(labelAngle=0, orient="top"))
+    # A label as wide as its column, never wider: Streamlit's theme cut them at 100 px, and a
+    # wider one would be hidden as overlapping ("sweet → apple" showed as "sweet → a…" once in two).
+    x_axis = alt.Axis(labelAngle=0, orient="top", **({"labelLimit": cell_width - 6} if cell_width else {}))
+    x = alt.X("col:N", sort=list(col_labels), title=x_title, axis=x_axis)
     y = alt.Y("row:N", sort=list(row_labels), title=y_title)
     base = alt.Chart(frame)
     rects = base.mark_rect(stroke="#ffffff", strokeWidth=1).encode(
@@ -143,21 +147,8 @@ def attention_heatmap(
     if n > DENSE_HEATMAP_MAX:
         return _compact_heatmap(values, labels, title=title, x_title=x_title, y_title=y_title,
                                 value_title=value_title, value_format=value_format, scores=scores, cell=cell)
-    qq, kk = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")
-    q, k = qq.ravel(), kk.ravel()
-    flat = values.ravel()
-    masked = k > q
-    frame = pd.DataFrame({
-        "q": q, "k": k,
-        "query": [labels[i] for i in q],
-        "key": [labels[j] for j in k],
-        # Masked cells get a finite placeholder (their colour is the grey of the condition below):
-        # Vega-Lite drops rows whose colour field is null, so −∞ scores were drawn blank.
-        "value": np.where(np.isfinite(flat) & ~masked, flat, 0.0),
-        "masked": masked | ~np.isfinite(flat),  # the causal triangle (and any non-finite score)
-        "shown": [masked_text if m and not scores else _shown(v, value_format)
-                  for v, m in zip(flat, masked)],
-    })
+    frame = _attention_frame(values, labels, masked_text, value_format, scores)
+    flat, masked = values.ravel(), (frame["k"] > frame["q"]).to_numpy()
     if scores:
         finite = flat[np.isfinite(flat) & ~masked]
         bound = float(np.abs(finite).max()) if finite.size else 1.0
@@ -177,6 +168,68 @@ def attention_heatmap(
     )
     step = cell or int(min(36, max(9, 600 // n)))
     return chart.properties(title=title, width=alt.Step(step), height=alt.Step(step))
+
+
+def _attention_frame(values: np.ndarray, labels: Sequence[str], masked_text: str, value_format: str,
+                     scores: bool) -> pd.DataFrame:
+    """``attention_heatmap``'s cells: the only part of its spec that depends on the values."""
+    n = values.shape[0]
+    qq, kk = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")
+    q, k = qq.ravel(), kk.ravel()
+    flat = values.ravel()
+    masked = k > q
+    return pd.DataFrame({
+        "q": q, "k": k,
+        "query": [labels[i] for i in q],
+        "key": [labels[j] for j in k],
+        # Masked cells get a finite placeholder (their colour is the grey of the condition below):
+        # Vega-Lite drops rows whose colour field is null, so −∞ scores were drawn blank.
+        "value": np.where(np.isfinite(flat) & ~masked, flat, 0.0),
+        "masked": masked | ~np.isfinite(flat),  # the causal triangle (and any non-finite score)
+        "shown": [masked_text if m and not scores else _shown(v, value_format)
+                  for v, m in zip(flat, masked)],
+    })
+
+
+@lru_cache(maxsize=256)
+def _attention_layout(labels: tuple[str, ...], x_title: str, y_title: str, value_title: str, masked_text: str,
+                      value_format: str, cell: int | None) -> dict:
+    """``attention_heatmap``'s weights spec for placeholder values (its layout depends only on these)."""
+    n = len(labels)
+    return spec_of(attention_heatmap(np.zeros((n, n)), list(labels), title="", x_title=x_title, y_title=y_title,
+                                     value_title=value_title, masked_text=masked_text, value_format=value_format,
+                                     scores=False, cell=cell))
+
+
+def attention_heatmap_spec(
+    values: np.ndarray,
+    labels: Sequence[str],
+    *,
+    title: str,
+    x_title: str,
+    y_title: str,
+    value_title: str,
+    masked_text: str,
+    value_format: str = ".4f",
+    scores: bool = False,
+    cell: int | None = None,
+) -> dict:
+    """``spec_of(attention_heatmap(...))``; for weights (0–1, a fixed colour scale) the layout is
+    built once per (labels, titles) and only the cells are new (another head, layer or prompt
+    of the same tokens costs a table, not an Altair chart).
+
+    Example: st.vega_lite_chart(attention_heatmap_spec(pattern[0], labels, title="L0 H0", ...))
+    """
+    values = np.asarray(values, dtype=float)
+    n = values.shape[0]
+    if scores or n > DENSE_HEATMAP_MAX or values.shape != (n, n) or len(labels) != n:
+        return spec_of(attention_heatmap(values, labels, title=title, x_title=x_title, y_title=y_title,
+                                         value_title=value_title, masked_text=masked_text,
+                                         value_format=value_format, scores=scores, cell=cell))
+    layout = _attention_layout(tuple(labels), x_title, y_title, value_title, masked_text, value_format, cell)
+    (name,) = layout["datasets"]
+    return {**layout, "title": title,
+            "datasets": {name: _attention_frame(values, labels, masked_text, value_format, scores=False)}}
 
 
 def _compact_heatmap(values: np.ndarray, labels: Sequence[str], *, title: str, x_title: str, y_title: str,
@@ -215,6 +268,15 @@ def _compact_heatmap(values: np.ndarray, labels: Sequence[str], *, title: str, x
     step = cell or int(min(36, max(1, 900 // n)))
     return chart.properties(title=title, width=alt.Step(step), height=alt.Step(step)).configure_view(
         fill=MASKED_GREY)
+
+
+def grid_highlight(layer: int, head: int, n_head: int) -> dict:
+    """The frame ``head_grid_figure`` draws around one head (a layout shape): a page can move it
+    on a cached grid without building the grid again (``ui.charts.common.with_layout``)."""
+    index = layer * n_head + head + 1
+    suffix = "" if index == 1 else str(index)
+    return {"type": "rect", "xref": f"x{suffix} domain", "yref": f"y{suffix} domain",
+            "x0": -0.02, "x1": 1.02, "y0": -0.02, "y1": 1.02, "line": {"color": "#e4572e", "width": 3}}
 
 
 def head_grid_figure(
@@ -287,11 +349,67 @@ def head_grid_figure(
                                   f"{x_title}: %{{x}}<br>{value_title}: %{{z:.4f}}<extra></extra>"),
             })
             if highlight == (layer, head):
-                layout["shapes"].append({
-                    "type": "rect", "xref": f"x{suffix} domain", "yref": f"y{suffix} domain",
-                    "x0": -0.02, "x1": 1.02, "y0": -0.02, "y1": 1.02, "line": {"color": "#e4572e", "width": 3},
-                })
+                layout["shapes"].append(grid_highlight(layer, head, n_head))
     return go.Figure({"data": traces, "layout": layout})
+
+
+def _head_view_table(weights: np.ndarray, tokens: Sequence[str], query_pos: int,
+                     head_names: Sequence[str]) -> pd.DataFrame:
+    """The one table every panel of ``head_view_chart`` reads (lines and tokens, told apart by
+    "kind"): the only part of the chart that depends on the weights and the tokens."""
+    weights = np.asarray(weights, dtype=float)
+    n_head, n = weights.shape
+    if len(tokens) != n or len(head_names) != n_head:
+        raise ValueError("one token per key position and one name per head are needed")
+    # One table for every panel, faceted by head: one layered chart instead of a dozen keeps
+    # building and validating the spec fast.
+    keys = np.arange(query_pos + 1)
+    line_rows = pd.DataFrame({
+        "kind": "line", "head": np.repeat(list(head_names), len(keys)), "k": np.tile(keys, n_head),
+        "q": query_pos, "weight": weights[:, keys].ravel(),
+        "shown": [f"{w:.4f}" for w in weights[:, keys].ravel()],
+        "key": [tokens[k] for k in np.tile(keys, n_head)], "query": tokens[query_pos], "x0": 0.0, "x1": 1.0,
+    })
+    positions = np.tile(np.arange(n), n_head)
+    token_rows = pd.DataFrame({
+        "kind": "token", "head": np.repeat(list(head_names), n), "pos": positions,
+        "token": list(tokens) * n_head,
+        # The query's own row and the rows it can see, as data: the chart's layout then does not
+        # depend on which token is the query (one cached layout per prompt length).
+        "is_query": positions == query_pos, "visible": positions <= query_pos,
+    })
+    return pd.concat([line_rows, token_rows], ignore_index=True)
+
+
+@lru_cache(maxsize=256)
+def _head_view_layout(n: int, head_names: tuple[str, ...], weight_title: str, query_side: str, key_side: str,
+                      head_title: str) -> dict:
+    """``head_view_chart``'s spec for placeholder data and title: its layout depends only on these."""
+    return spec_of(head_view_chart(np.zeros((len(head_names), n)), ["·"] * n, 0, head_names, title="",
+                                   weight_title=weight_title, query_side=query_side, key_side=key_side,
+                                   head_title=head_title))
+
+
+def head_view_chart_spec(
+    weights: np.ndarray,
+    tokens: Sequence[str],
+    query_pos: int,
+    head_names: Sequence[str],
+    *,
+    title: str,
+    weight_title: str,
+    query_side: str,
+    key_side: str,
+    head_title: str,
+) -> dict:
+    """``spec_of(head_view_chart(...))`` without building the Altair chart again for every prompt:
+    the layout (built once per prompt length, heads and axis titles) with this query's table and title.
+
+    Example: st.vega_lite_chart(head_view_chart_spec(w, toks, 5, ["H0", "H1"], title="t", ...))
+    """
+    layout = _head_view_layout(len(tokens), tuple(head_names), weight_title, query_side, key_side, head_title)
+    (name,) = layout["datasets"]
+    return {**layout, "title": title, "datasets": {name: _head_view_table(weights, tokens, query_pos, head_names)}}
 
 
 def head_view_chart(
@@ -311,24 +429,8 @@ def head_view_chart(
 
     ``weights`` is [head, k_pos] for the chosen query. Example: head_view_chart(w, toks, 5, ["H0", "H1"], ...)
     """
-    weights = np.asarray(weights, dtype=float)
-    n_head, n = weights.shape
-    if len(tokens) != n or len(head_names) != n_head:
-        raise ValueError("one token per key position and one name per head are needed")
-    # One table for every panel (lines and tokens, told apart by "kind"), faceted by head:
-    # one layered chart instead of a dozen keeps building and validating the spec fast.
-    keys = np.arange(query_pos + 1)
-    line_rows = pd.DataFrame({
-        "kind": "line", "head": np.repeat(list(head_names), len(keys)), "k": np.tile(keys, n_head),
-        "q": query_pos, "weight": weights[:, keys].ravel(),
-        "shown": [f"{w:.4f}" for w in weights[:, keys].ravel()],
-        "key": [tokens[k] for k in np.tile(keys, n_head)], "query": tokens[query_pos], "x0": 0.0, "x1": 1.0,
-    })
-    token_rows = pd.DataFrame({
-        "kind": "token", "head": np.repeat(list(head_names), n), "pos": np.tile(np.arange(n), n_head),
-        "token": list(tokens) * n_head,
-    })
-    table = pd.concat([line_rows, token_rows], ignore_index=True)
+    table = _head_view_table(weights, tokens, query_pos, head_names)
+    n_head, n = len(head_names), len(tokens)
     height = max(160, 18 * n)
     y_scale = alt.Scale(domain=[-0.5, n - 0.5], reverse=True)
     x_scale = alt.Scale(domain=[-0.55, 1.55])
@@ -345,7 +447,7 @@ def head_view_chart(
     )
     # Token text must read on a white and on a near-black page (the theme is not known here):
     # a mid grey for tokens, a strong orange for the query, faded for tokens the query cannot see.
-    is_query = f"datum.pos == {query_pos}"
+    is_query = "datum.is_query"
     left = alt.Chart().transform_filter(alt.datum.kind == "token").transform_calculate(x="-0.05").mark_text(
         align="right", fontSize=12, fontWeight="bold").encode(
         x=alt.X("x:Q", scale=x_scale, axis=no_axis), y=alt.Y("pos:Q", scale=y_scale, axis=no_axis),
@@ -356,7 +458,7 @@ def head_view_chart(
         align="left", fontSize=12, fontWeight="bold").encode(
         x=alt.X("x:Q", scale=x_scale, axis=no_axis), y=alt.Y("pos:Q", scale=y_scale, axis=no_axis),
         text="token:N", color=alt.value(TOKEN_INK),
-        opacity=alt.condition(f"datum.pos <= {query_pos}", alt.value(1.0), alt.value(0.6)),
+        opacity=alt.condition("datum.visible", alt.value(1.0), alt.value(0.6)),
     )
     return (
         alt.layer(lines, left, right, data=table)

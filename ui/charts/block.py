@@ -16,7 +16,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from ui.charts.common import CJK_FONT
+from ui.charts.common import CJK_FONT, cell_text_limit
 from ui.resources import memo
 
 Spec = dict[str, Any]
@@ -127,7 +127,7 @@ def heat(matrix: np.ndarray, row_labels: Sequence[str], col_labels: Sequence[str
     else:
         scale = alt.Scale(scheme="blues")
     x = alt.X("col:N", sort=list(col_labels), title=x_title, axis=alt.Axis(labelAngle=-45, labelLimit=120))
-    y = alt.Y("row:N", sort=list(row_labels), title=y_title, axis=alt.Axis(labelLimit=130))
+    y = alt.Y("row:N", sort=list(row_labels), title=y_title, axis=alt.Axis(labelLimit=180))  # "layer 2 after attention"
     tooltip = [alt.Tooltip("row:N", title=y_title), alt.Tooltip("col:N", title=x_title),
                alt.Tooltip("shown:N", title=value_title)]
     if text is not None:
@@ -140,7 +140,7 @@ def heat(matrix: np.ndarray, row_labels: Sequence[str], col_labels: Sequence[str
         lo, hi = float(np.min(m)), float(np.max(m))
         dark_above = (lo + hi) / 2 if not diverging else float(np.max(np.abs(m))) / 2
         light = f"abs(datum.value) > {dark_above!r}" if diverging else f"datum.value > {dark_above!r}"
-        layers.append(base.mark_text(fontSize=11, limit=70).encode(
+        layers.append(base.mark_text(fontSize=11, limit=cell_text_limit()).encode(
             x=x, y=y, text="text:N", tooltip=tooltip,
             color=alt.condition(light, alt.value("#ffffff"), alt.value("#111111"))))
     chart = alt.layer(*layers).properties(title=title)

@@ -6,6 +6,7 @@ import threading
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import altair as alt
@@ -98,6 +99,8 @@ def bar_chart(
         opacity=alt.condition("datum.highlight", alt.value(1.0), alt.value(0.3)),
         tooltip=[alt.Tooltip("label:N"), alt.Tooltip("shown:N", title=x_title if horizontal else y_title)],
     )
+    if horizontal:  # 24 px a bar: at Vega's 20 every other label was hidden as overlapping
+        return chart.properties(title=title, height=alt.Step(24))
     return chart.properties(title=title)
 
 
@@ -126,6 +129,16 @@ class Fonts:
 DEFAULT_FONTS = Fonts(axis_label=13, axis_title=14, title=16, legend_label=13, legend_title=14, mark_text=12)
 PRESENTER_FONTS = Fonts(axis_label=16, axis_title=18, title=20, legend_label=16, legend_title=18, mark_text=16)
 
+# Text written in a grid cell is cut ("…") to the cell's width on screen, so narrow cells on a
+# phone (a long prompt, the logit lens at 390 px) never write over their neighbours; hover
+# shows the whole token.
+CELL_TEXT_LIMIT = "max(12, bandwidth('x') - 4)"
+
+
+def cell_text_limit() -> alt.ExprRef:
+    return alt.ExprRef(expr=CELL_TEXT_LIMIT)
+
+
 # Sequential colour scales start at a light blue, not white: a zero cell stays visible (and
 # is not a glaring white block) on Streamlit's dark background.
 SEQUENTIAL_BLUES = alt.SchemeParams(name="blues", extent=[0.12, 1.0])
@@ -151,7 +164,10 @@ def vega_config(presenter: bool = False) -> dict[str, Any]:
     f = fonts(presenter)
     return {
         "font": CJK_FONT,
-        "axis": {"labelFontSize": f.axis_label, "titleFontSize": f.axis_title},
+        # Streamlit's theme cuts every axis label at 100 px ("MHA（40 个…"); Vega's own 180 px
+        # (more for the presenter's larger letters). A dense axis sets its own limit.
+        "axis": {"labelFontSize": f.axis_label, "titleFontSize": f.axis_title,
+                 "labelLimit": 230 if presenter else 180},
         "header": {"labelFontSize": f.axis_label, "titleFontSize": f.axis_title},
         "legend": {"labelFontSize": f.legend_label, "titleFontSize": f.legend_title},
         "title": {"fontSize": f.title},
@@ -204,12 +220,13 @@ def _title_units(text: str) -> list[str]:
     return units
 
 
+@lru_cache(maxsize=2048)
 def wrap_title(text: str, columns: int = TITLE_LINE_COLUMNS) -> str:
     """A long chart title cut into balanced lines of at most ~``columns`` screen columns, joined
     by "\\n" (the theme's ``lineBreak``), so a phone shows all of it instead of cutting it with
-    "…". Spaces stay at the ends of lines: the text without the "\\n"s is the original. A chart
-    builder opts in (``spec["title"] = wrap_title(title)``); tests that look a chart up by its
-    title text then see the line breaks.
+    "…". Spaces stay at the ends of lines: the text without the "\\n"s is the original. Every
+    chart drawn through ``vega`` gets its titles wrapped (``style_vega``); tests that look a
+    chart up by its title text compare it with the "\\n"s removed.
 
     Example: wrap_title("short") -> 'short'; wrap_title("word " * 20).count("\n") -> 2
     """
@@ -228,6 +245,74 @@ def wrap_title(text: str, columns: int = TITLE_LINE_COLUMNS) -> str:
     return "\n".join(line for line in lines if line)
 
 
+def _wrapped(title: Any) -> Any:
+    """A title (a string or ``{"text": ...}``) with long text wrapped; a title that already
+    has line breaks (a builder wrapped it, or a list of lines) is left as it is."""
+    if isinstance(title, str):
+        return title if "\n" in title else wrap_title(title)
+    if isinstance(title, dict) and isinstance(title.get("text"), str) and "\n" not in title["text"]:
+        return {**title, "text": wrap_title(title["text"])}
+    return title
+
+
+_AXIS_CHANNELS = ("x", "y")
+AXIS_TITLE_COLUMNS = 26  # an axis title may not be longer than its axis: ~170 px of a phone's plot
+_SUB_CHARTS = ("layer", "hconcat", "vconcat", "concat", "spec")
+
+
+def _wrapped_axes(encoding: Any) -> Any:
+    """An encoding whose long x/y axis titles are cut into lines (a list of strings: Vega draws
+    one line each), so a phone does not cut them at the axis' length."""
+    if not isinstance(encoding, dict):
+        return encoding
+    from core.bpe_view import display_width
+
+    out = encoding
+    for channel in _AXIS_CHANNELS:
+        field = encoding.get(channel)
+        title = field.get("title") if isinstance(field, dict) else None
+        if isinstance(title, str) and "\n" not in title:
+            lines = wrap_title(title, AXIS_TITLE_COLUMNS)
+            if "\n" in lines:
+                out = {**out, channel: {**field, "title": lines.split("\n")}}
+            elif (channel == "y" and display_width(title) <= 4 and any(display_width(ch) == 2 for ch in title)
+                  and isinstance(field.get("axis", {}), dict) and "titleAngle" not in field.get("axis", {})):
+                # A one- or two-character Chinese y title ("层", "头", "词元") turned on its side
+                # reads as a stray glyph: it is written level beside the labels.
+                axis = {**field.get("axis", {}), "titleAngle": 0, "titleAlign": "right", "titleBaseline": "middle"}
+                out = {**out, channel: {**field, "axis": axis}}
+    return out
+
+
+def wrap_titles(spec: dict[str, Any]) -> dict[str, Any]:
+    """The spec with its title, the titles of its sub-charts (layers, concatenations, a facet's
+    spec) and long x/y axis titles wrapped for a phone (``wrap_title``). Only what changes is
+    copied; the cached original is never changed.
+
+    Example: wrap_titles({"title": "word " * 20})["title"].count("\n") -> 2
+    """
+    out = spec
+    if "title" in spec:
+        title = _wrapped(spec["title"])
+        if title is not spec["title"] and title != spec["title"]:
+            out = {**out, "title": title}
+    if "encoding" in spec:
+        encoding = _wrapped_axes(spec["encoding"])
+        if encoding is not spec["encoding"]:
+            out = {**out, "encoding": encoding}
+    for key in _SUB_CHARTS:
+        children = spec.get(key)
+        if isinstance(children, list):
+            wrapped = [wrap_titles(child) if isinstance(child, dict) else child for child in children]
+            if any(a is not b for a, b in zip(wrapped, children)):
+                out = {**out, key: wrapped}
+        elif isinstance(children, dict):
+            child = wrap_titles(children)
+            if child is not children:
+                out = {**out, key: child}
+    return out
+
+
 def style_vega(spec: dict[str, Any], presenter: bool | None = None) -> dict[str, Any]:
     """A themed copy of a Vega-Lite spec (the cached original is never changed).
 
@@ -235,6 +320,7 @@ def style_vega(spec: dict[str, Any], presenter: bool | None = None) -> dict[str,
     """
     on = presenter_on() if presenter is None else presenter
     f = fonts(on)
+    spec = wrap_titles(spec)  # a long title shows whole on a phone, on two or three lines
     styled = _raise_sizes({k: v for k, v in spec.items() if k != "datasets"}, f) if on else dict(spec)
     if "datasets" in spec:
         styled["datasets"] = spec["datasets"]
@@ -252,38 +338,14 @@ def style_vega(spec: dict[str, Any], presenter: bool | None = None) -> dict[str,
 
 
 def style_plotly(fig: Any, presenter: bool | None = None) -> Any:
-    """A themed copy of a Plotly figure: base, title, axis, legend and annotation sizes.
+    """A themed copy of a Plotly figure: base, title, axis, legend and annotation sizes; a long
+    title wrapped (``style_plotly_dict`` does the work, on the figure's plain dict).
 
     Example: style_plotly(go.Figure(), presenter=True).layout.font.size -> 16
     """
     import plotly.graph_objects as go
 
-    on = presenter_on() if presenter is None else presenter
-    f = fonts(on)
-    out = go.Figure(fig)
-    pick = (lambda current, size: max(current or 0, size)) if on else (lambda current, size: current or size)
-    layout = out.layout
-    layout.font.size = pick(layout.font.size, f.axis_label)
-    layout.title.font.size = pick(layout.title.font.size, f.title)
-    layout.legend.font.size = pick(layout.legend.font.size, f.legend_label)
-    layout.hoverlabel.font.size = pick(layout.hoverlabel.font.size, f.axis_label)
-    for axis in [*out.select_xaxes(), *out.select_yaxes()]:
-        axis.tickfont.size = pick(axis.tickfont.size, f.axis_label)
-        axis.title.font.size = pick(axis.title.font.size, f.axis_title)
-    for scene in out.select_scenes():
-        for axis in (scene.xaxis, scene.yaxis, scene.zaxis):
-            axis.tickfont.size = pick(axis.tickfont.size, f.axis_label)
-            axis.title.font.size = pick(axis.title.font.size, f.axis_title)
-    for annotation in layout.annotations:  # subplot titles are annotations
-        annotation.font.size = pick(annotation.font.size, f.title - 2)
-    for trace in out.data:
-        if "textfont" in trace:
-            trace.textfont.size = pick(trace.textfont.size, f.mark_text)
-        colorbar = getattr(trace, "colorbar", None) if "colorbar" in trace else None
-        if colorbar is not None:
-            colorbar.tickfont.size = pick(colorbar.tickfont.size, f.legend_label)
-            colorbar.title.font.size = pick(colorbar.title.font.size, f.legend_title)
-    return out
+    return go.Figure(style_plotly_dict(fig if isinstance(fig, dict) else fig.to_dict(), presenter))
 
 
 def vega(spec: dict[str, Any] | alt.TopLevelMixin, **kwargs: Any) -> Any:
@@ -339,26 +401,207 @@ def arrow_bytes(data: Any) -> Any:
 altair = vega  # an Altair chart goes through the same path
 
 
+def vega_cached(builder: Any, args: tuple = (), kwargs: dict[str, Any] | None = None, **chart_kwargs: Any) -> Any:
+    """``vega(builder(*args, **kwargs))`` with the chart's spec built once per input.
+
+    Building an Altair chart validates parts of it against the Vega-Lite schema as it goes
+    (tens of ms for a layered chart); the spec is kept (shared, read-only) and a rerun that
+    draws the same chart costs a lookup. ``chart_kwargs`` go to ``st.vega_lite_chart``.
+
+    Example: draw.vega_cached(head_picker, (layers, heads, labels, scores), dict(title="t", ...), key="pick")
+    """
+    return vega(vega_spec_cached(builder, args, kwargs), **chart_kwargs)
+
+
+def vega_spec_cached(builder: Any, args: tuple = (), kwargs: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The Vega-Lite spec of ``builder(*args, **kwargs)`` (an Altair chart or a spec dict), built
+    once per input and shared read-only (datasets as data frames, for ``vega``)."""
+    from core.registry import memo
+
+    @memo(maxsize=256)  # bounded by bytes too (core.registry)
+    def build(builder: Any, args: tuple, kwargs: dict[str, Any]) -> dict[str, Any]:
+        import os
+
+        from ui.charts.spec import chart_spec
+
+        chart = builder(*args, **kwargs)
+        if isinstance(chart, dict):
+            return chart
+        return chart_spec(chart, validate=os.environ.get("TOKEN_JOURNEY_VALIDATE_SPECS", "0") == "1")
+
+    return build(builder, tuple(args), dict(kwargs or {}))
+
+
+# --- Plotly without per-rerun copies: the themed figure as a plain dict -------------------------
+#
+# ``go.Figure`` validates every property in Python: building one, copying it (``go.Figure(fig)``)
+# and setting a dozen font sizes through its property objects cost 20-70 ms per chart, and
+# ``st.plotly_chart`` then copies it once more (``to_dict``). So a figure is built once per input
+# (``plotly_cached``), its ``to_dict()`` themed as plain data (``style_plotly_dict``, the same
+# result as ``style_plotly``) and handed to Streamlit as a ``ReadyFigure`` that returns that
+# shared dict. Streamlit only reads it (encoding it with orjson, requirements.txt).
+
+@lru_cache(maxsize=64)
+def _trace_has(trace_type: str, prop: str) -> bool:
+    """Does a Plotly trace of this type have the property (``"textfont"``, ``"colorbar"``)?"""
+    import plotly.graph_objects as go
+
+    return prop in go.Figure(data=[{"type": trace_type}]).data[0]
+
+
+def _with_size(node: Any, path: tuple[str, ...], pick: Any, size: int) -> dict[str, Any]:
+    """A copy of ``node`` (a dict or None) with ``node[path...]["size"] = pick(current, size)``;
+    only the dicts along the path are copied."""
+    out = dict(node) if isinstance(node, dict) else {}
+    if not path:
+        out["size"] = pick(out.get("size"), size)
+        return out
+    out[path[0]] = _with_size(out.get(path[0]), path[1:], pick, size)
+    return out
+
+
+def _subplot_keys(layout: dict[str, Any], prefix: str) -> list[str]:
+    """``xaxis`` and every ``xaxis2``, ``xaxis3`` ... present (as ``select_xaxes`` walks them)."""
+    numbered = [k for k in layout if k.startswith(prefix) and k[len(prefix):].isdigit()]
+    return [prefix, *sorted(numbered, key=lambda k: int(k[len(prefix):]))]
+
+
+def style_plotly_dict(fig_dict: dict[str, Any], presenter: bool | None = None) -> dict[str, Any]:
+    """``style_plotly(fig).to_dict()`` computed on the figure's plain dict, without Plotly's
+    property objects (tens of times faster); the input is not changed.
+
+    Example: style_plotly_dict({"data": [], "layout": {}}, presenter=True)["layout"]["font"]["size"] -> 16
+    """
+    on = presenter_on() if presenter is None else presenter
+    f = fonts(on)
+    pick = (lambda current, size: max(current or 0, size)) if on else (lambda current, size: current or size)
+    layout = dict(fig_dict.get("layout") or {})
+    layout["font"] = _with_size(layout.get("font"), (), pick, f.axis_label)
+    for key, size in (("title", f.title), ("legend", f.legend_label), ("hoverlabel", f.axis_label)):
+        layout[key] = _with_size(layout.get(key), ("font",), pick, size)
+    title = layout["title"].get("text")
+    if isinstance(title, str) and "<br>" not in title and "\n" in wrap_title(title):
+        # Plotly does not wrap a title: a phone cut "… embedding matrix (128". Lines joined by
+        # <br>, and room above the plot for them.
+        text = wrap_title(title).replace("\n", "<br>")
+        layout["title"] = {**layout["title"], "text": text}
+        room = int(24 + (text.count("<br>") + 1) * 1.35 * layout["title"]["font"]["size"])
+        margin = layout.get("margin") or {}
+        if margin.get("t") is not None and margin["t"] < room:
+            layout["margin"] = {**margin, "t": room}
+    for key in [*_subplot_keys(layout, "xaxis"), *_subplot_keys(layout, "yaxis")]:
+        axis = _with_size(layout.get(key), ("tickfont",), pick, f.axis_label)
+        layout[key] = _with_size(axis, ("title", "font"), pick, f.axis_title)
+    for key in _subplot_keys(layout, "scene"):
+        scene = dict(layout.get(key) or {})
+        for name in ("xaxis", "yaxis", "zaxis"):
+            axis = _with_size(scene.get(name), ("tickfont",), pick, f.axis_label)
+            scene[name] = _with_size(axis, ("title", "font"), pick, f.axis_title)
+        layout[key] = scene
+    if layout.get("annotations"):
+        layout["annotations"] = [_with_size(a, ("font",), pick, f.title - 2) for a in layout["annotations"]]
+    for key in _subplot_keys(layout, "coloraxis"):  # a shared colour scale (the all-heads grid)
+        if isinstance(layout.get(key), dict):
+            axis = _with_size(layout[key], ("colorbar", "tickfont"), pick, f.legend_label)
+            layout[key] = _with_size(axis, ("colorbar", "title", "font"), pick, f.legend_title)
+    data = []
+    for trace in fig_dict.get("data") or []:
+        trace = {k: v for k, v in trace.items() if k != "uid"}  # Streamlit would pop it from the shared dict
+        kind = trace.get("type", "scatter")
+        if _trace_has(kind, "textfont"):
+            trace = _with_size(trace, ("textfont",), pick, f.mark_text)
+        if _trace_has(kind, "colorbar"):
+            trace = _with_size(trace, ("colorbar", "tickfont"), pick, f.legend_label)
+            trace = _with_size(trace, ("colorbar", "title", "font"), pick, f.legend_title)
+        data.append(trace)
+    out = {**fig_dict, "data": data, "layout": layout}
+    return out
+
+
+def ready_figure(fig: Any, presenter: bool | None = None) -> Any:
+    """The themed figure (a ``go.Figure`` or its dict) as a ``ReadyFigure`` for ``st.plotly_chart``."""
+    fig_dict = fig if isinstance(fig, dict) else fig.to_dict()
+    return ReadyFigure(style_plotly_dict(fig_dict, presenter))
+
+
+def _ready_figure_class() -> type:
+    import plotly.graph_objects as go
+
+    class ReadyFigure(go.Figure):
+        """A finished, themed figure dict that ``st.plotly_chart`` accepts as a Figure.
+
+        ``st.plotly_chart`` takes a ``go.Figure`` without validating it again and only calls its
+        ``to_dict()``; this one returns the dict it was made from (shared, never changed: Plotly
+        and Streamlit only read it) instead of validating and deep-copying a property tree.
+        """
+
+        def __init__(self, spec: dict[str, Any]) -> None:  # noqa: D107  (no go.Figure state at all)
+            object.__setattr__(self, "_ready_spec", spec)
+
+        def to_dict(self) -> dict[str, Any]:
+            return self._ready_spec
+
+        def to_plotly_json(self) -> dict[str, Any]:
+            return self._ready_spec
+
+        def __repr__(self) -> str:
+            return f"ReadyFigure({len(self._ready_spec.get('data', []))} traces)"
+
+    return ReadyFigure
+
+
+class _LazyReadyFigure:
+    """``ReadyFigure`` is built on first use, so importing this module does not import Plotly."""
+
+    _cls: type | None = None
+
+    def __call__(self, spec: dict[str, Any]) -> Any:
+        if _LazyReadyFigure._cls is None:
+            _LazyReadyFigure._cls = _ready_figure_class()
+        return _LazyReadyFigure._cls(spec)
+
+
+ReadyFigure = _LazyReadyFigure()
+
+
+def with_layout(figure: Any, **layout: Any) -> Any:
+    """A ``ReadyFigure`` with some layout entries replaced (e.g. ``shapes``): the cached figure
+    stays as it is, only the top of its dict is copied (a highlight moved costs no rebuild)."""
+    spec = figure.to_dict()
+    return ReadyFigure({**spec, "layout": {**spec.get("layout", {}), **layout}})
+
+
 def plotly(fig: Any, **kwargs: Any) -> Any:
-    """Draw a Plotly figure with the session's theme (``st.plotly_chart``'s keyword arguments)."""
+    """Draw a Plotly figure with the session's theme (``st.plotly_chart``'s keyword arguments).
+
+    A figure that a rerun builds anew costs its building; prefer ``plotly_cached``. A figure
+    that is already themed (``plotly_figure_cached``, ``with_layout``) is drawn as it is.
+    """
     import streamlit as st
 
-    return st.plotly_chart(style_plotly(fig), **kwargs)
+    if "_ready_spec" in getattr(fig, "__dict__", {}):
+        return st.plotly_chart(fig, **kwargs)
+    return st.plotly_chart(ready_figure(fig), **kwargs)
 
 
 def plotly_cached(builder: Any, args: tuple = (), kwargs: dict[str, Any] | None = None, **chart_kwargs: Any) -> Any:
     """``plotly(builder(*args, **kwargs))``, the themed figure built once per input and theme.
 
-    Building a Plotly figure (and the themed copy) validates every property in Python; for a
-    chart a rerun draws unchanged (another section's control moved) that was most of the page's
-    time. The cached figure is shared and never changed: Streamlit only reads it (``to_dict``).
+    Building a Plotly figure validates every property in Python; for a chart a rerun draws
+    unchanged (another section's control moved) that was most of the page's time. The cached
+    figure is a plain dict shared by every session and never changed (``ReadyFigure``).
     """
     import streamlit as st
 
+    return st.plotly_chart(plotly_figure_cached(builder, args, kwargs), **chart_kwargs)
+
+
+def plotly_figure_cached(builder: Any, args: tuple = (), kwargs: dict[str, Any] | None = None) -> Any:
+    """The themed ``ReadyFigure`` of ``builder(*args, **kwargs)``, built once per input and theme."""
     from core.registry import memo
 
-    @memo(maxsize=64)  # Plotly figures are heavy Python objects: keep few
+    @memo(maxsize=128)  # bounded by bytes too (core.registry)
     def build(builder: Any, args: tuple, kwargs: dict[str, Any], presenter: bool) -> Any:
-        return style_plotly(builder(*args, **kwargs), presenter=presenter)
+        return ready_figure(builder(*args, **kwargs), presenter=presenter)
 
-    return st.plotly_chart(build(builder, tuple(args), dict(kwargs or {}), presenter_on()), **chart_kwargs)
+    return build(builder, tuple(args), dict(kwargs or {}), presenter_on())

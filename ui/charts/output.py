@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from core.registry import memo
-from ui.charts.common import CJK_FONT, SEQUENTIAL_BLUES
+from ui.charts.common import CJK_FONT, SEQUENTIAL_BLUES, cell_text_limit
 from ui.tokens import display_token
 
 # Colours that read on Streamlit's light and dark backgrounds alike.
@@ -215,7 +215,9 @@ def before_after_chart(
     values = alt.Chart(_source()).transform_filter("datum.prob > 0").mark_text(align="left", dx=3, fontSize=10, color=LABEL_TEXT).encode(
         y=y, yOffset=offset, x=alt.X("prob:Q"), text=alt.Text("shown:N"),
     )
-    return _finish(alt.layer(bars, values, notes).properties(title=title, height=34 * n), frame)
+    # 22 px a bar: the two values written beside a token's bars ran into each other at the
+    # presenter's 16 px text (17 px a bar before).
+    return _finish(alt.layer(bars, values, notes).properties(title=title, height=44 * n), frame)
 
 
 def sample_histogram_chart(
@@ -284,7 +286,7 @@ def logit_lens_chart(
             })
     frame = pd.DataFrame(rows)
     x = alt.X("rank:O", title=x_title, axis=alt.Axis(labelAngle=0))
-    y = alt.Y("stage:N", sort=list(stage_labels), title=y_title, axis=alt.Axis(labelLimit=200))
+    y = alt.Y("stage:N", sort=list(stage_labels), title=y_title, axis=alt.Axis(labelLimit=280))  # "embedding (before block 0)" whole
     base = alt.Chart(_source())
     cells = base.mark_rect(stroke=RECOMPUTE_COLOR).encode(
         x=x, y=y,
@@ -293,7 +295,7 @@ def logit_lens_chart(
         tooltip=[alt.Tooltip("stage:N", title=y_title), alt.Tooltip("rank:O", title=x_title),
                  alt.Tooltip("token:N", title=token_title), alt.Tooltip("shown:N", title=value_title)],
     )
-    text = base.mark_text(fontSize=11, limit=96).encode(
+    text = base.mark_text(fontSize=11, limit=cell_text_limit()).encode(
         x=x, y=y, text=alt.Text("token:N"),
         color=alt.ColorValue(DARK_TEXT, condition={"test": "datum.prob > 0.55", "value": "#ffffff"}),
     )
@@ -470,7 +472,9 @@ def kv_variants_chart(
     """Total cache size for MHA, GQA and MQA (bars in GB, decimal) with the exact size written on."""
     frame = pd.DataFrame({"kind": list(kinds), "gb": [b / 1e9 for b in total_bytes], "shown": list(shown),
                           "detail": list(details)})
-    base = alt.Chart(_source()).encode(y=alt.Y("kind:N", sort=list(kinds), title=y_title))
+    # The labels ("MHA (40 KV)", "MHA（40 个 KV 头）") are short: never cut them with "…".
+    base = alt.Chart(_source()).encode(y=alt.Y("kind:N", sort=list(kinds), title=y_title,
+                                               axis=alt.Axis(labelLimit=400)))
     bars = base.mark_bar().encode(
         x=alt.X("gb:Q", title=x_title, scale=alt.Scale(domain=[0, max(1e-12, float(frame["gb"].max())) * 1.3])),
         color=alt.Color("kind:N", title=y_title, sort=list(kinds),

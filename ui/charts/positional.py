@@ -15,9 +15,8 @@ import altair as alt
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
-from ui.charts.common import CJK_FONT
+from ui.charts.common import CJK_FONT, wrap_title
 from ui.charts.vectors import matrix_heatmap
 
 __all__ = ["matrix_heatmap", "waves", "frequency_chart", "rotation_panels", "score_by_offset", "PairPanel", "RotationText"]
@@ -117,43 +116,62 @@ class RotationText:
     axis_odd: str
 
 
+ROTATION_SPACING = 0.06  # between the panels, as a share of the figure's width
+
+
 def rotation_panels(panels: Sequence[PairPanel], *, text: RotationText) -> go.Figure:
     """Side-by-side 2-D pictures: q and k before (faint, dashed) and after rotation (solid arrows).
+
+    The subplot layout is written out as one dict (what ``make_subplots`` + ``add_trace(row, col)``
+    + per-axis updates produce, at a fraction of the cost: a slider here rebuilds the figure).
 
     Example: rotation_panels([PairPanel("pair 0", q, k, qr, kr)], text=RotationText(...))
     """
     count = max(1, len(panels))
-    fig = make_subplots(rows=1, cols=count, subplot_titles=[p.subtitle for p in panels],
-                        horizontal_spacing=0.06)
+    width = (1.0 - ROTATION_SPACING * (count - 1)) / count
     styles = (
         ("q", text.q_before, Q_COLOUR, "dash", 0.45),
         ("k", text.k_before, K_COLOUR, "dash", 0.45),
         ("q_rotated", text.q_after, Q_COLOUR, "solid", 1.0),
         ("k_rotated", text.k_after, K_COLOUR, "solid", 1.0),
     )
+    layout: dict = {
+        # The title pinned to the very top, and room under it for subplot titles of up to three
+        # lines: in the middle of the margin a two-line title (phone, presenter) sat on them.
+        "title": {"text": text.title, "y": 1, "yref": "container", "yanchor": "top", "pad": {"t": 8}},
+        "height": 460,
+        "margin": {"l": 10, "r": 10, "t": 150, "b": 10},
+        "hoverlabel": {"font": {"family": CJK_FONT}},
+        "legend": {"orientation": "h", "y": -0.3},  # below the "dim 2i" axis titles, not on them
+        "annotations": [],
+    }
+    traces = []
     for col, panel in enumerate(panels, start=1):
+        suffix = "" if col == 1 else str(col)
+        x0 = (col - 1) * (width + ROTATION_SPACING)
+        x1 = min(1.0, x0 + width)
         reach = max(float(np.linalg.norm(panel.q)), float(np.linalg.norm(panel.k)), 1e-9) * 1.15
         for attr, name, colour, dash, opacity in styles:
             vx, vy = (float(c) for c in getattr(panel, attr))
-            fig.add_trace(go.Scatter(
-                x=[0.0, vx], y=[0.0, vy], mode="lines+markers",
-                line={"color": colour, "dash": dash, "width": 3},
-                marker={"symbol": ["circle", "arrow"], "size": [4, 14], "angleref": "previous", "color": colour},
-                opacity=opacity, name=name, legendgroup=name, showlegend=col == 1,
-                hovertemplate=f"{name}<br>(%{{x:.3f}}, %{{y:.3f}})<extra></extra>",
-            ), row=1, col=col)
-        fig.update_xaxes(range=[-reach, reach], zeroline=True, title_text=text.axis_even, row=1, col=col)
-        fig.update_yaxes(range=[-reach, reach], zeroline=True, title_text=text.axis_odd,
-                         scaleanchor=f"x{'' if col == 1 else col}", scaleratio=1, row=1, col=col)
-    fig.update_annotations(font={"size": 12})  # the subplot titles
-    fig.update_layout(
-        title={"text": text.title},
-        height=380,
-        margin={"l": 10, "r": 10, "t": 80, "b": 10},
-        hoverlabel={"font": {"family": CJK_FONT}},
-        legend={"orientation": "h", "y": -0.2},
-    )
-    return fig
+            traces.append({
+                "type": "scatter", "x": [0.0, vx], "y": [0.0, vy], "mode": "lines+markers",
+                "line": {"color": colour, "dash": dash, "width": 3},
+                "marker": {"symbol": ["circle", "arrow"], "size": [4, 14], "angleref": "previous", "color": colour},
+                "opacity": opacity, "name": name, "legendgroup": name, "showlegend": col == 1,
+                "hovertemplate": f"{name}<br>(%{{x:.3f}}, %{{y:.3f}})<extra></extra>",
+                "xaxis": f"x{suffix}", "yaxis": f"y{suffix}",
+            })
+        layout[f"xaxis{suffix}"] = {"anchor": f"y{suffix}", "domain": [x0, x1], "range": [-reach, reach],
+                                    "zeroline": True, "title": {"text": text.axis_even}}
+        layout[f"yaxis{suffix}"] = {"anchor": f"x{suffix}", "domain": [0.0, 1.0], "range": [-reach, reach],
+                                    "zeroline": True, "title": {"text": text.axis_odd},
+                                    "scaleanchor": f"x{suffix}", "scaleratio": 1}
+        # Each subplot title on two short lines: in one line, four of them ran into each other.
+        layout["annotations"].append({
+            "font": {"size": 12}, "showarrow": False, "text": wrap_title(panel.subtitle, 24).replace("\n", "<br>"),
+            "x": (x0 + x1) / 2, "xanchor": "center", "xref": "paper", "y": 1.0, "yanchor": "bottom", "yref": "paper",
+        })
+    return go.Figure({"data": traces, "layout": layout})
 
 
 def score_by_offset(

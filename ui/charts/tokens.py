@@ -162,12 +162,31 @@ def chip_records(chips: Sequence[Chip], line_width: float | None = None,
     return records, float(line_width)
 
 
+Y_TITLE_COLUMNS = 10  # a level y title above the row labels: lines of about this many columns
+Y_TITLE_LINE_PX = 22  # its line height (room for the presenter's 18 px letters)
+
+
+def y_title_lines(title: str) -> list[str]:
+    """A chip chart's y title as short lines, written level above the row labels.
+
+    Example: y_title_lines("Word") -> ['Word']; len(y_title_lines("Word × how often it occurs")) -> 3
+    """
+    return [line.strip() for line in wrap_title(title, Y_TITLE_COLUMNS).split("\n")]
+
+
 @lru_cache(maxsize=64)
 def _chips_template(x_title: str, y_title: str, token_title: str, detail_titles: tuple[str, ...]) -> Spec:
     width_param = alt.param(name="line_width", value=MIN_LINE_WIDTH)
     x_scale = alt.Scale(domainMin=0, domainMax=alt.ExprRef(expr="line_width"), nice=False, zero=True)
-    y = alt.Y("row:N", sort=alt.EncodingSortField(field="order", op="min"), title=y_title,
-              axis=alt.Axis(labelLimit=220, ticks=False, domain=False, labelFontSize=12, labelFont=CJK_FONT))
+    # The y title is written level, in short lines above the row labels (right-aligned with
+    # them): a chart of one to a few rows is too flat for a rotated title (it was cut, and a
+    # one-character "词" lay on its side), and beside the labels it took the chips' width.
+    lines = y_title_lines(y_title)
+    y = alt.Y("row:N", sort=alt.EncodingSortField(field="order", op="min"), title=lines,
+              axis=alt.Axis(labelLimit=220, ticks=False, domain=False, labelFontSize=12, labelFont=CJK_FONT,
+                            titleAngle=0, titleAlign="right", titleAnchor="end", titleBaseline="top",
+                            titleLineHeight=Y_TITLE_LINE_PX, titleX=0,
+                            titleY=-(len(lines) * Y_TITLE_LINE_PX + 4)))  # the last line ends 4 px above row 1
     tooltip = [alt.Tooltip("full:N", title=token_title)]
     tooltip += [alt.Tooltip(f"detail_{i}:N", title=name) for i, name in enumerate(detail_titles)]
     base = alt.Chart(alt.NamedData(name=_CHIPS))

@@ -1,0 +1,171 @@
+"""Slider → chart updated, as a student sees it in Chromium: server, transport and drawing.
+
+A server is started as in ``bench/interactions.py`` (one process, loopback; ``--configs``
+``NAME=PATH`` runs another copy of the app, e.g. a snapshot from before a change, so both are
+measured in one run). Headless Chromium (Playwright, the e2e tests' browser) opens a page, and
+for each interaction below moves the control with the keyboard, like a student, ``--repeats``
+times. Before each move a small script in the page notes the time; from then on it records
+the last moment any chart drew: a DOM change inside a Vega-Lite or Plotly chart, or a call
+that paints a canvas (Vega draws on a canvas, so a data-only redraw changes no DOM node).
+The latency is that last drawing time minus the move, once the page has been quiet for
+``--quiet`` ms and Streamlit's status widget says the run is over.
+
+Interactions: the logits temperature slider, the BPE merge slider (Tokenization), the
+Multi-head head select.
+
+Run:  .venv/bin/python bench/browser_latency.py [--repeats 8] [--configs before=/tmp/before,freeze]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.classroom import load_average  # noqa: E402
+from bench.interactions import start  # noqa: E402
+
+# Recorded in the page: when the move happened and when a chart last drew.
+INIT_SCRIPT = """
+(() => {
+  const tj = window.__tj = {last: 0, moved: 0};
+  const inChart = (node) => {
+    const el = node && (node.nodeType === 1 ? node : node.parentElement);
+    return !!(el && el.closest && el.closest('[data-testid="stVegaLiteChart"], [data-testid="stPlotlyChart"], .js-plotly-plot, .vega-embed'));
+  };
+  const note = () => { tj.last = performance.now(); };
+  const start = () => new MutationObserver((records) => {
+    if (records.some((r) => inChart(r.target))) note();
+  }).observe(document.documentElement, {subtree: true, childList: true, attributes: true, characterData: true});
+  if (document.documentElement) start(); else document.addEventListener('DOMContentLoaded', start);
+  for (const proto of [CanvasRenderingContext2D.prototype]) {
+    for (const name of ['clearRect', 'fillRect', 'fillText', 'drawImage', 'fill', 'stroke']) {
+      const original = proto[name];
+      proto[name] = function (...args) { note(); return original.apply(this, args); };
+    }
+  }
+  for (const ctx of [window.WebGLRenderingContext, window.WebGL2RenderingContext]) {
+    if (!ctx) continue;
+    for (const name of ['drawArrays', 'drawElements', 'clear']) {
+      const original = ctx.prototype[name];
+      ctx.prototype[name] = function (...args) { note(); return original.apply(this, args); };
+    }
+  }
+})();
+"""
+
+
+@dataclass(frozen=True)
+class Interaction:
+    name: str
+    path: str  # the page's url path
+    kind: str  # "slider" (keyboard arrows on its thumb) or "select" (pick another option)
+    label: str  # the widget's visible label (English)
+
+
+INTERACTIONS = (
+    Interaction("logits: temperature slider", "logits_sampling", "slider", "Temperature T"),
+    Interaction("tokenization: BPE merge slider", "tokenization", "slider", "Merges applied"),
+    Interaction("multi-head: head select", "multi_head_attention", "select", "Head"),
+)
+
+
+def wait_idle(page, quiet_ms: float, timeout_s: float = 30) -> None:
+    """Until Streamlit's run is over and no chart drew for ``quiet_ms``."""
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        running = page.locator('[data-testid="stStatusWidget"]').count() > 0
+        since = page.evaluate("performance.now() - Math.max(window.__tj.last, window.__tj.moved)")
+        if not running and since > quiet_ms:
+            return
+        time.sleep(0.05)
+    raise TimeoutError("the page did not settle")
+
+
+def measure_one(page, interaction: Interaction, repeats: int, quiet_ms: float, base: str) -> list[float]:
+    page.goto(f"{base}/{interaction.path}", wait_until="domcontentloaded")
+    page.wait_for_selector('[data-testid="stVegaLiteChart"], [data-testid="stPlotlyChart"]', timeout=90_000)
+    wait_idle(page, quiet_ms * 2, timeout_s=90)
+    times = []
+    for i in range(repeats + 1):  # the first move warms the browser's caches; not counted
+        if interaction.kind == "slider":
+            slider = page.get_by_role("slider", name=interaction.label).first
+            if slider.count() == 0:  # a label Streamlit does not attach to the thumb
+                slider = page.get_by_role("slider").first
+            slider.focus()
+            page.evaluate("window.__tj.moved = performance.now(); window.__tj.last = 0")
+            slider.press("ArrowRight" if i % 2 == 0 else "ArrowLeft")
+        else:
+            box = page.locator('[data-testid="stMain"] [data-testid="stSelectbox"]').filter(
+                has=page.get_by_text(interaction.label, exact=True)).first
+            box.click()
+            options = page.get_by_role("option")
+            options.nth((i + 1) % max(1, options.count())).wait_for(timeout=10_000)
+            page.evaluate("window.__tj.moved = performance.now(); window.__tj.last = 0")
+            options.nth((i + 1) % options.count()).click()
+        wait_idle(page, quiet_ms)
+        drawn = page.evaluate("window.__tj.last > window.__tj.moved ? window.__tj.last - window.__tj.moved : -1")
+        if i and drawn >= 0:
+            times.append(drawn)
+    return times
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--configs", default="freeze", help="as in bench/interactions.py (NAME=PATH: another copy)")
+    parser.add_argument("--repeats", type=int, default=8)
+    parser.add_argument("--quiet", type=float, default=400, help="ms without drawing that end a measurement")
+    args = parser.parse_args()
+    from playwright.sync_api import sync_playwright
+
+    configs = [c for c in args.configs.split(",") if c]
+    results: dict[str, dict[str, list[float]]] = {}
+    print(f"# browser latency: {args.repeats} moves each, headless Chromium; load {load_average()}", flush=True)
+    with sync_playwright() as pw:
+        from tests.e2e.conftest import _chromium  # the e2e tests' system Chromium
+
+        browser = pw.chromium.launch(executable_path=_chromium(), headless=True, args=[
+            "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+            "--disable-background-networking", "--disable-component-update", "--disable-sync"])
+        for config in configs:
+            label = config.split("=", 1)[0]
+            proc, url = start(config)
+            try:
+                context = browser.new_context(viewport={"width": 1366, "height": 900})
+                context.add_init_script(INIT_SCRIPT)
+                page = context.new_page()
+                results[label] = {}
+                for interaction in INTERACTIONS:
+                    try:
+                        results[label][interaction.name] = measure_one(page, interaction, args.repeats, args.quiet, url)
+                    except Exception as err:  # a label that moved: say which, keep measuring the rest
+                        print(f"# {label}: {interaction.name}: not measured ({type(err).__name__}: {err})"[:300],
+                              flush=True)
+                context.close()
+            finally:
+                proc.terminate()
+                proc.wait(20)
+        browser.close()
+    labels = [c.split("=", 1)[0] for c in configs]
+    print(f"{'interaction':<34}" + "".join(f" | {lab + ' median / p95':>24}" for lab in labels))
+    for interaction in INTERACTIONS:
+        row = f"{interaction.name:<34}"
+        for lab in labels:
+            times = sorted(results.get(lab, {}).get(interaction.name, []))
+            if not times:
+                row += f" | {'-':>24}"
+                continue
+            p95 = times[min(len(times) - 1, int(round(0.95 * (len(times) - 1))))]
+            row += f" | {statistics.median(times):10.0f} / {p95:6.0f} ms"
+        print(row)
+    print(f"# load {load_average()}")
+
+
+if __name__ == "__main__":
+    main()

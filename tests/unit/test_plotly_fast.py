@@ -1,0 +1,241 @@
+"""The Plotly theme computed on plain dicts equals the one computed through Plotly's property
+objects, for every figure builder the pages use; the ready figure is what st.plotly_chart sends."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import plotly.graph_objects as go
+import plotly.io
+import pytest
+from plotly.subplots import make_subplots
+
+from ui.charts.attention import head_grid_figure
+from ui.charts.common import fonts, ready_figure, style_plotly, style_plotly_dict, wrap_title
+from ui.charts.positional import PairPanel, RotationText, rotation_panels
+from ui.charts.vectors import AxisTitles, MapText, arrows_from_origin, embedding_map_3d, matrix_heatmap
+
+
+def reference_style(fig: go.Figure, presenter: bool) -> dict:
+    """The theme as it was written against Plotly's property objects (slow, obviously right)."""
+    f = fonts(presenter)
+    out = go.Figure(fig)
+    pick = (lambda current, size: max(current or 0, size)) if presenter else (lambda current, size: current or size)
+    layout = out.layout
+    layout.font.size = pick(layout.font.size, f.axis_label)
+    layout.title.font.size = pick(layout.title.font.size, f.title)
+    title = layout.title.text
+    if isinstance(title, str) and "<br>" not in title and "\n" in wrap_title(title):
+        layout.title.text = wrap_title(title).replace("\n", "<br>")
+        lines = layout.title.text.count("<br>") + 1
+        room = int(24 + lines * 1.35 * layout.title.font.size)
+        if layout.margin.t is not None and layout.margin.t < room:
+            layout.margin.t = room
+    layout.legend.font.size = pick(layout.legend.font.size, f.legend_label)
+    layout.hoverlabel.font.size = pick(layout.hoverlabel.font.size, f.axis_label)
+    for axis in [*out.select_xaxes(), *out.select_yaxes()]:
+        axis.tickfont.size = pick(axis.tickfont.size, f.axis_label)
+        axis.title.font.size = pick(axis.title.font.size, f.axis_title)
+    for scene in out.select_scenes():
+        for axis in (scene.xaxis, scene.yaxis, scene.zaxis):
+            axis.tickfont.size = pick(axis.tickfont.size, f.axis_label)
+            axis.title.font.size = pick(axis.title.font.size, f.axis_title)
+    for annotation in layout.annotations:
+        annotation.font.size = pick(annotation.font.size, f.title - 2)
+    for key in [k for k in fig.to_dict()["layout"] if k.startswith("coloraxis")]:  # a shared colour scale
+        colorbar = layout[key].colorbar
+        colorbar.tickfont.size = pick(colorbar.tickfont.size, f.legend_label)
+        colorbar.title.font.size = pick(colorbar.title.font.size, f.legend_title)
+    for trace in out.data:
+        if "textfont" in trace:
+            trace.textfont.size = pick(trace.textfont.size, f.mark_text)
+        colorbar = getattr(trace, "colorbar", None) if "colorbar" in trace else None
+        if colorbar is not None:
+            colorbar.tickfont.size = pick(colorbar.tickfont.size, f.legend_label)
+            colorbar.title.font.size = pick(colorbar.title.font.size, f.legend_title)
+    return out.to_dict()
+
+
+def as_json(fig_dict: dict) -> dict:
+    """A figure dict as the browser receives it (arrays, typed arrays and key order normalised)."""
+    return json.loads(plotly.io.to_json(fig_dict, validate=False))
+
+
+def figures() -> dict[str, go.Figure]:
+    rng = np.random.default_rng(0)
+    v = lambda *shape: rng.normal(size=shape)  # noqa: E731
+    panel = PairPanel("pair 0 · θ 1", v(2), v(2), v(2), v(2))
+    text = RotationText("Rotation of q (m = 3) and k (n = 1)", "q", "k", "q rotated", "k rotated", "dim 2i", "dim 2i+1")
+    subplots = make_subplots(rows=2, cols=2, subplot_titles=["a", "b", "c", "d"])
+    subplots.add_trace(go.Bar(x=[1, 2], y=[3, 4], text=["x", "y"]), row=2, col=2)
+    subplots.update_layout(title="A title long enough to be wrapped into two or three lines on a phone", margin={"t": 40})
+    tokens = ["The", " capital", " of", "<b>x</b>", "%{y}"]
+    grid = head_grid_figure(rng.random((2, 2, 5, 5)), [f"{i}·{t}" for i, t in enumerate(tokens)],
+                            ["L0 H0", "L0 H1", "L1 H0", "L1 H1"], title="All heads", x_title="key", y_title="query",
+                            value_title="weight", layer_names=["layer 0", "layer 1"], highlight=(1, 0))
+    map_text = MapText("Map", "PC{n} ({share} of variance)", "token", "id", "category", "other", "prompt")
+    coords = v(30, 3)
+    labels = [f"w{i}" for i in range(30)]
+    categories = ["fruit" if i % 3 == 0 else "city" if i % 3 == 1 else None for i in range(30)]
+    emb_map = embedding_map_3d(coords, labels, categories, {"fruit": "Fruit", "city": "City"}, [0.3, 0.2, 0.1],
+                               text=map_text, visible_categories=["fruit", "city"], show_other=True,
+                               highlight_ids=[1, 4], highlight_labels=["w1", "w4"])
+    return {
+        "empty": go.Figure(),
+        "matrix_small": matrix_heatmap(v(4, 6), title="PE", x_title="dim", y_title="pos", value_title="value"),
+        "matrix_labelled": matrix_heatmap(v(5, 8), title="Your prompt's 5 rows of the embedding matrix (128 numbers each)",
+                                          x_title="dim", y_title="token", value_title="v", y_labels=tokens, bound=2.0),
+        "matrix_large": matrix_heatmap(v(40, 64), title="PE", x_title="d", y_title="p", value_title="v", height=600),
+        "rotation": rotation_panels([panel, panel], text=text),
+        "arrows": arrows_from_origin({"king": v(3), "queen": v(3)}, title="Arrows", axes=AxisTitles("x", "y", "z"),
+                                     hover_value="v"),
+        "map_3d": emb_map,
+        "head_grid": grid,
+        "subplots": subplots,
+        "preset_sizes": go.Figure(go.Heatmap(z=[[1.0]], texttemplate="%{z}", textfont={"size": 30}),
+                                  layout={"font": {"size": 9}, "xaxis": {"tickfont": {"size": 40}}}),
+    }
+
+
+@pytest.mark.parametrize("presenter", [False, True])
+@pytest.mark.parametrize("name", list(figures()))
+def test_dict_theme_equals_the_property_theme(name: str, presenter: bool) -> None:
+    fig = figures()[name]
+    before = as_json(fig.to_dict())
+    fast = style_plotly_dict(fig.to_dict(), presenter=presenter)
+    assert as_json(fast) == as_json(reference_style(fig, presenter))
+    assert as_json(style_plotly(fig, presenter=presenter).to_dict()) == as_json(fast)
+    assert as_json(fig.to_dict()) == before  # the input is never changed
+
+
+def test_presenter_raises_sizes_and_keeps_larger_ones() -> None:
+    fig = figures()["preset_sizes"]
+    on = style_plotly_dict(fig.to_dict(), presenter=True)
+    off = style_plotly_dict(fig.to_dict(), presenter=False)
+    assert on["layout"]["font"]["size"] == fonts(True).axis_label > 9
+    assert off["layout"]["font"]["size"] == 9  # set by the builder: kept outside presenter mode
+    assert on["layout"]["xaxis"]["tickfont"]["size"] == off["layout"]["xaxis"]["tickfont"]["size"] == 40
+    assert on["data"][0]["textfont"]["size"] == 30
+
+
+def test_ready_figure_is_what_streamlit_sends_without_copying() -> None:
+    import plotly.tools
+
+    fig = figures()["head_grid"]
+    fig.data[0].uid = "abc"  # Streamlit pops uids: the shared dict must not carry one
+    ready = ready_figure(fig, presenter=False)
+    assert isinstance(ready, go.Figure)
+    sent = plotly.tools.return_figure_from_figure_or_data(ready, validate_figure=True)
+    assert sent is ready.to_dict()  # no copy, no validation
+    assert all("uid" not in trace for trace in sent["data"])
+    expected = reference_style(fig, False)
+    for trace in expected["data"]:
+        trace.pop("uid", None)
+    assert json.loads(plotly.io.to_json(sent, validate=False)) == as_json(expected)
+
+
+def reference_rotation_panels(panels: list[PairPanel], *, text: RotationText) -> go.Figure:
+    """The RoPE panels as first written with make_subplots (slow: ~80 ms for four panels)."""
+    from ui.charts.common import CJK_FONT
+    from ui.charts.positional import K_COLOUR, Q_COLOUR
+
+    count = max(1, len(panels))
+    fig = make_subplots(rows=1, cols=count, subplot_titles=[wrap_title(p.subtitle, 24).replace("\n", "<br>")
+                                                            for p in panels], horizontal_spacing=0.06)
+    styles = (("q", text.q_before, Q_COLOUR, "dash", 0.45), ("k", text.k_before, K_COLOUR, "dash", 0.45),
+              ("q_rotated", text.q_after, Q_COLOUR, "solid", 1.0), ("k_rotated", text.k_after, K_COLOUR, "solid", 1.0))
+    for col, panel in enumerate(panels, start=1):
+        reach = max(float(np.linalg.norm(panel.q)), float(np.linalg.norm(panel.k)), 1e-9) * 1.15
+        for attr, name, colour, dash, opacity in styles:
+            vx, vy = (float(c) for c in getattr(panel, attr))
+            fig.add_trace(go.Scatter(
+                x=[0.0, vx], y=[0.0, vy], mode="lines+markers", line={"color": colour, "dash": dash, "width": 3},
+                marker={"symbol": ["circle", "arrow"], "size": [4, 14], "angleref": "previous", "color": colour},
+                opacity=opacity, name=name, legendgroup=name, showlegend=col == 1,
+                hovertemplate=f"{name}<br>(%{{x:.3f}}, %{{y:.3f}})<extra></extra>",
+            ), row=1, col=col)
+        fig.update_xaxes(range=[-reach, reach], zeroline=True, title_text=text.axis_even, row=1, col=col)
+        fig.update_yaxes(range=[-reach, reach], zeroline=True, title_text=text.axis_odd,
+                         scaleanchor=f"x{'' if col == 1 else col}", scaleratio=1, row=1, col=col)
+    fig.update_annotations(font={"size": 12})
+    fig.update_layout(title={"text": text.title, "y": 1, "yref": "container", "yanchor": "top", "pad": {"t": 8}},
+                      height=460, margin={"l": 10, "r": 10, "t": 150, "b": 10},
+                      hoverlabel={"font": {"family": CJK_FONT}}, legend={"orientation": "h", "y": -0.3})
+    return fig
+
+
+def close(a: object, b: object, path: str = "") -> None:
+    """Equal JSON values, floats to 1e-12 (subplot domains are sums of shares)."""
+    if isinstance(a, float) or isinstance(b, float):
+        assert a == pytest.approx(b, rel=1e-12, abs=1e-12), path
+    elif isinstance(a, dict):
+        assert isinstance(b, dict) and a.keys() == b.keys(), (path, set(a) ^ set(b) if isinstance(b, dict) else b)
+        for key in a:
+            close(a[key], b[key], f"{path}.{key}")
+    elif isinstance(a, list):
+        assert isinstance(b, list) and len(a) == len(b), path
+        for i, (x, y) in enumerate(zip(a, b)):
+            close(x, y, f"{path}[{i}]")
+    else:
+        assert a == b, path
+
+
+@pytest.mark.parametrize("count", [1, 2, 4])
+def test_rope_panels_written_as_one_dict_equal_the_make_subplots_figure(count: int) -> None:
+    rng = np.random.default_rng(count)
+    panels = [PairPanel(f"pair {i} · θ {0.1 * i:.3g} · turn {30 * i}°", *(rng.normal(size=2) for _ in range(4)))
+              for i in range(count)]
+    text = RotationText("Rotation of q (m = 3) and k (n = 1) for the chosen pairs", "q", "k", "q rotated (m)",
+                        "k rotated (n)", "dim 2i", "dim 2i+1")
+    close(as_json(rotation_panels(panels, text=text).to_dict()),
+          as_json(reference_rotation_panels(panels, text=text).to_dict()))
+
+
+@pytest.mark.parametrize("query", [0, 3, 6])
+def test_head_view_spec_from_its_cached_layout_equals_the_built_chart(query: int) -> None:
+    """The head view's layout is built once per (length, query, heads, titles); with the prompt's
+    table it is exactly the spec of the chart built from scratch."""
+    import pandas as pd
+
+    from ui.charts.attention import head_view_chart, head_view_chart_spec, spec_of
+
+    rng = np.random.default_rng(query)
+    weights = rng.random((4, 7))
+    tokens = ["The", " cat", " sat", " on", "<b>", "%{y}", " mat"]
+    kwargs = dict(title=f"Layer 1 · query {tokens[query]}", weight_title="weight", query_side="query",
+                  key_side="key", head_title="head")
+    names = [f"H{h}" for h in range(4)]
+    full = spec_of(head_view_chart(weights, tokens, query, names, **kwargs))
+    fast = head_view_chart_spec(weights, tokens, query, names, **kwargs)
+    assert {k: v for k, v in fast.items() if k != "datasets"} == {k: v for k, v in full.items() if k != "datasets"}
+    assert list(fast["datasets"]) == list(full["datasets"])
+    for name in full["datasets"]:
+        pd.testing.assert_frame_equal(fast["datasets"][name], full["datasets"][name])
+    other = head_view_chart_spec(weights[::-1], tokens, query, names, **kwargs)  # other weights: same layout
+    assert {k: v for k, v in other.items() if k != "datasets"} == {k: v for k, v in fast.items() if k != "datasets"}
+    assert not other["datasets"][name].equals(fast["datasets"][name])
+
+
+@pytest.mark.parametrize("n", [1, 5, 12])
+def test_attention_heatmap_spec_from_its_cached_layout_equals_the_built_chart(n: int) -> None:
+    import pandas as pd
+
+    from ui.charts.attention import attention_heatmap, attention_heatmap_spec, spec_of
+
+    rng = np.random.default_rng(n)
+    weights = np.tril(rng.random((n, n)))
+    labels = [f"{i}·t{i}" for i in range(n)]
+    kwargs = dict(x_title="key", y_title="query", value_title="weight", masked_text="masked")
+    for layer in range(2):  # two titles: one layout
+        title = f"Layer {layer}, head 1: weights"
+        full = spec_of(attention_heatmap(weights * (layer + 1) / 2, labels, title=title, **kwargs))
+        fast = attention_heatmap_spec(weights * (layer + 1) / 2, labels, title=title, **kwargs)
+        assert {k: v for k, v in fast.items() if k != "datasets"} == {k: v for k, v in full.items() if k != "datasets"}
+        assert list(fast["datasets"]) == list(full["datasets"])
+        for name in full["datasets"]:
+            pd.testing.assert_frame_equal(fast["datasets"][name], full["datasets"][name])
+    scores = np.where(np.tril(np.ones((n, n))) > 0, rng.normal(size=(n, n)), -np.inf)  # scores: built in full
+    full = spec_of(attention_heatmap(scores, labels, title="s", scores=True, **kwargs))
+    fast = attention_heatmap_spec(scores, labels, title="s", scores=True, **kwargs)
+    assert {k: v for k, v in fast.items() if k != "datasets"} == {k: v for k, v in full.items() if k != "datasets"}
