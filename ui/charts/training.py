@@ -17,11 +17,12 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from ui.charts.output import LABEL_TEXT  # text beside marks: readable on light and dark
+
 TRAIN_COLOUR = "#4c78a8"
 HELD_COLOUR = "#f58518"
 MARK_COLOUR = "#e45756"
 UNIFORM_COLOUR = "#9d9d9d"
-LABEL_TEXT = "#76808f"  # text beside marks: readable on the light and the dark background
 
 # The given height is the plot's own: with Streamlit's default autosize "fit" the legend and
 # titles below would be taken out of it and squeeze the bars to a sliver ("fit-x" fills the width only).
