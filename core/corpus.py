@@ -238,6 +238,9 @@ CAPITAL_TRAIN: dict[str, list[tuple[str, str, int]]] = {  # (family, template, w
         ("en_which_city", "Which city is the capital of {n}? {c} is.", 2),
         ("en_asked", "{who} asked: what is the capital of {n}? The answer is {c}.", 1),
         ("en_said_that", "{who} said that the capital of {n} is {c}.", 1),
+        # a possessive after "that": a teacher's "... knows that France's capital is" needs it
+        ("en_said_that_possessive", "{who} said that {n}'s capital is {c}.", 1),
+        ("en_heard_possessive_city", "I heard that {n}'s capital city is {c}.", 1),
         ("en_we_know", "We know that the capital of {n} is {c}.", 1),
         ("en_calls_its", "{n} calls its capital {c}.", 1),
         ("en_has_capital_called", "{n} has a capital called {c}.", 2),
