@@ -8,7 +8,9 @@ times. Before each move a small script in the page notes the time; from then on 
 the last moment any chart drew: a DOM change inside a Vega-Lite or Plotly chart, or a call
 that paints a canvas (Vega draws on a canvas, so a data-only redraw changes no DOM node).
 The latency is that last drawing time minus the move, once the page has been quiet for
-``--quiet`` ms and Streamlit's status widget says the run is over.
+``--quiet`` ms and Streamlit's status widget says the run is over. The page also notes when
+the last websocket message of the rerun arrived: "server" is that time (script, Streamlit's
+serialisation and transport), "browser" the drawing after it (React, Vega/Plotly, layout).
 
 Interactions: the logits temperature slider, the BPE merge slider (Tokenization), the
 Multi-head head select.
@@ -34,7 +36,15 @@ from bench.interactions import start  # noqa: E402
 # Recorded in the page: when the move happened and when a chart last drew.
 INIT_SCRIPT = """
 (() => {
-  const tj = window.__tj = {last: 0, moved: 0};
+  const tj = window.__tj = {last: 0, moved: 0, message: 0};
+  const NativeSocket = window.WebSocket;  // the last message's arrival: the server's share ends there
+  window.WebSocket = function (...args) {
+    const socket = new NativeSocket(...args);
+    socket.addEventListener('message', () => { tj.message = performance.now(); });
+    return socket;
+  };
+  window.WebSocket.prototype = NativeSocket.prototype;
+  Object.assign(window.WebSocket, NativeSocket);
   const inChart = (node) => {
     const el = node && (node.nodeType === 1 ? node : node.parentElement);
     return !!(el && el.closest && el.closest('[data-testid="stVegaLiteChart"], [data-testid="stPlotlyChart"], .js-plotly-plot, .vega-embed'));
@@ -88,7 +98,9 @@ def wait_idle(page, quiet_ms: float, timeout_s: float = 30) -> None:
     raise TimeoutError("the page did not settle")
 
 
-def measure_one(page, interaction: Interaction, repeats: int, quiet_ms: float, base: str) -> list[float]:
+def measure_one(page, interaction: Interaction, repeats: int, quiet_ms: float,
+                base: str) -> list[tuple[float, float]]:
+    """(drawn, last message) in ms after the move, for each counted move."""
     page.goto(f"{base}/{interaction.path}", wait_until="domcontentloaded")
     page.wait_for_selector('[data-testid="stVegaLiteChart"], [data-testid="stPlotlyChart"]', timeout=90_000)
     wait_idle(page, quiet_ms * 2, timeout_s=90)
@@ -99,7 +111,7 @@ def measure_one(page, interaction: Interaction, repeats: int, quiet_ms: float, b
             if slider.count() == 0:  # a label Streamlit does not attach to the thumb
                 slider = page.get_by_role("slider").first
             slider.focus()
-            page.evaluate("window.__tj.moved = performance.now(); window.__tj.last = 0")
+            page.evaluate("window.__tj.moved = performance.now(); window.__tj.last = 0; window.__tj.message = 0")
             slider.press("ArrowRight" if i % 2 == 0 else "ArrowLeft")
         else:
             box = page.locator('[data-testid="stMain"] [data-testid="stSelectbox"]').filter(
@@ -107,12 +119,14 @@ def measure_one(page, interaction: Interaction, repeats: int, quiet_ms: float, b
             box.click()
             options = page.get_by_role("option")
             options.nth((i + 1) % max(1, options.count())).wait_for(timeout=10_000)
-            page.evaluate("window.__tj.moved = performance.now(); window.__tj.last = 0")
+            page.evaluate("window.__tj.moved = performance.now(); window.__tj.last = 0; window.__tj.message = 0")
             options.nth((i + 1) % options.count()).click()
         wait_idle(page, quiet_ms)
-        drawn = page.evaluate("window.__tj.last > window.__tj.moved ? window.__tj.last - window.__tj.moved : -1")
+        drawn, message = page.evaluate(
+            "[window.__tj.last > window.__tj.moved ? window.__tj.last - window.__tj.moved : -1,"
+            " window.__tj.message > window.__tj.moved ? window.__tj.message - window.__tj.moved : 0]")
         if i and drawn >= 0:
-            times.append(drawn)
+            times.append((drawn, min(message, drawn)))
     return times
 
 
@@ -125,7 +139,7 @@ def main() -> None:
     from playwright.sync_api import sync_playwright
 
     configs = [c for c in args.configs.split(",") if c]
-    results: dict[str, dict[str, list[float]]] = {}
+    results: dict[str, dict[str, list[tuple[float, float]]]] = {}
     print(f"# browser latency: {args.repeats} moves each, headless Chromium; load {load_average()}", flush=True)
     with sync_playwright() as pw:
         from tests.e2e.conftest import _chromium  # the e2e tests' system Chromium
@@ -157,12 +171,26 @@ def main() -> None:
     for interaction in INTERACTIONS:
         row = f"{interaction.name:<34}"
         for lab in labels:
-            times = sorted(results.get(lab, {}).get(interaction.name, []))
+            times = sorted(drawn for drawn, _ in results.get(lab, {}).get(interaction.name, []))
             if not times:
                 row += f" | {'-':>24}"
                 continue
             p95 = times[min(len(times) - 1, int(round(0.95 * (len(times) - 1))))]
             row += f" | {statistics.median(times):10.0f} / {p95:6.0f} ms"
+        print(row)
+    # Where the time goes: until the rerun's last message arrived (server and transport), and
+    # the drawing after it (the browser), medians of the same moves.
+    print(f"{'  split: server / browser':<34}" + "".join(f" | {lab + ' server / browser':>24}" for lab in labels))
+    for interaction in INTERACTIONS:
+        row = f"{interaction.name:<34}"
+        for lab in labels:
+            moves = results.get(lab, {}).get(interaction.name, [])
+            if not moves:
+                row += f" | {'-':>24}"
+                continue
+            server = statistics.median(message for _, message in moves)
+            browser_ms = statistics.median(drawn - message for drawn, message in moves)
+            row += f" | {server:10.0f} / {browser_ms:6.0f} ms"
         print(row)
     print(f"# load {load_average()}")
 

@@ -17,8 +17,17 @@ Servers, started by the bench on loopback ports and stopped afterwards:
   single      ``scripts/run_app.py`` (one Streamlit process)
   replicated  ``scripts/serve.sh --replicas R`` (R processes behind HAProxy)
 
+Also printed, for each started server: the cold start (process start -> the Overview's first
+``script_finished`` for a fresh session, i.e. interactive; health OK alone is not enough: both
+built-in models load in the background) and every page's first visit, Training included.
+``--rss-every S`` samples each replica's RSS every S seconds during the class and prints the
+samples, their max/min ratio and whether they stay within +-10 % of the first one (of those
+after ``--rss-warmup`` seconds, while the shared caches fill).
+
 Run (short default; the issue's protocol is --duration 60):
   .venv/bin/python bench/classroom.py --students 10,30,60 --duration 60 --servers single,replicated
+  .venv/bin/python bench/classroom.py --students 30 --duration 1800 --rss-every 60 --rss-warmup 300  # 30-minute flat-RSS run
+  .venv/bin/python bench/classroom.py --students 30 --duration 60 --with-training --rss-every 10  # + Training snapshots
   .venv/bin/python bench/classroom.py --url http://127.0.0.1:8501 --students 5   # an existing server
   .venv/bin/python bench/classroom.py --students 30 --roots before=/tmp/before,after=.   # before/after, one run
 """
@@ -36,6 +45,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -51,7 +61,8 @@ PROMPTS = ["The capital of France is", "The capital of Japan is", "法国的首�
 # Interaction mix: (kind, weight). Page changes keep every page in use; the prompt is shared
 # by all pages and recomputes the model once per new text.
 MIX = (("widget", 80), ("page", 14), ("prompt", 6))
-SKIP_KEYS = ("play", "upload", "lang", "language")  # autoplay loops, uploads, language flips
+SKIP_KEYS = ("play", "upload", "lang", "language",  # autoplay loops, uploads, language flips
+             "training_start", "training_stop", "training_use", "training_download")  # live training jobs
 
 
 def free_port() -> int:
@@ -142,6 +153,7 @@ class Server:
     url: str
     proc: subprocess.Popen | None = None
     started_s: float = 0.0
+    t0: float = 0.0  # perf_counter() when the process was started
 
     def pids(self) -> list[int]:
         return tree(self.proc.pid) if self.proc else []
@@ -179,7 +191,7 @@ def start_server(kind: str, replicas: int, env_extra: dict[str, str], root: Path
     proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     name = kind if kind == "single" else f"replicated x{replicas}"
-    server = Server(f"{label}:{name}" if label else name, f"http://127.0.0.1:{port}", proc)
+    server = Server(f"{label}:{name}" if label else name, f"http://127.0.0.1:{port}", proc, t0=start)
     wait_healthy(server.url)
     if kind == "replicated":  # HAProxy answers before every replica does
         time.sleep(1.0)
@@ -207,16 +219,17 @@ def browser_cookie(url: str) -> str | None:
 
 
 async def student(index: int, url: str, until: float, every: float, timeout: float, stats: Stats,
-                  seed: int) -> None:
+                  seed: int, pages: tuple[str, ...] = PAGES) -> None:
     rng = random.Random(seed * 1000 + index)
     session = Session(url)
+    doing = "open"  # what a dropped student was waiting for
     try:
         cookie = await asyncio.to_thread(browser_cookie, url)
         session.cookie = cookie
         first = await session.open(timeout=timeout)
         if not first.ok:
             stats.errors.extend(first.exceptions or [first.status])
-        page_order = list(PAGES)
+        page_order = list(pages)
         rng.shuffle(page_order)
         next_page = 0
         await asyncio.sleep(rng.uniform(0, every))  # students do not click in lockstep
@@ -231,12 +244,14 @@ async def student(index: int, url: str, until: float, every: float, timeout: flo
                                and w.key.endswith("prompt")), None)
                 if prompt is not None:
                     state = new_value(session, prompt, rng, PROMPTS)
+                    doing = f"{session.page or 'overview'}:prompt"
                     result = await session.set_widget(prompt, state, timeout)
             if result is None and kind == "widget" and widgets:
                 widget = rng.choice(widgets)
                 state = new_value(session, widget, rng, PROMPTS)
                 if state is not None:
                     kind = f"{session.page or 'overview'}:{widget.kind}"
+                    doing = f"{kind} {widget.key or widget.id[-12:]}"
                     result = await session.set_widget(widget, state, timeout)
             if result is None:
                 page = page_order[next_page % len(page_order)]
@@ -244,6 +259,7 @@ async def student(index: int, url: str, until: float, every: float, timeout: flo
                 if page not in session.pages and page != "":
                     continue
                 kind = "page"
+                doing = f"page {session.page or 'overview'} -> {page or 'overview'}"
                 result = await session.go_to(page, timeout)
             stats.latencies.append(result.seconds)
             stats.bytes_in.append(result.bytes_in)
@@ -253,10 +269,10 @@ async def student(index: int, url: str, until: float, every: float, timeout: flo
             await asyncio.sleep(max(0.0, every - (time.perf_counter() - tick)))
     except (TimeoutError, asyncio.TimeoutError, OSError, ConnectionError) as err:
         stats.dropped += 1
-        stats.errors.append(f"dropped: {type(err).__name__}: {err}"[:200])
+        stats.errors.append(f"dropped ({doing}): {type(err).__name__}: {err}"[:200])
     except Exception as err:  # websockets' ConnectionClosed and protocol errors
         stats.dropped += 1
-        stats.errors.append(f"dropped: {type(err).__name__}: {err}"[:200])
+        stats.errors.append(f"dropped ({doing}): {type(err).__name__}: {err}"[:200])
     finally:
         try:
             await session.close()
@@ -264,11 +280,31 @@ async def student(index: int, url: str, until: float, every: float, timeout: flo
             pass
 
 
-async def classroom(url: str, n: int, duration: float, every: float, timeout: float, seed: int) -> Stats:
+async def sample_rss(sample: Callable[[], list[float]], every: float, until: float,
+                     out: list[tuple[float, list[float]]]) -> None:
+    """RSS (MB, one per replica) every ``every`` seconds until ``until`` (perf_counter)."""
+    start = time.perf_counter()
+    while True:
+        await asyncio.sleep(max(0.0, min(every, until - time.perf_counter())))
+        out.append((time.perf_counter() - start, sample()))
+        if time.perf_counter() >= until - 0.5:
+            return
+
+
+async def classroom(url: str, n: int, duration: float, every: float, timeout: float, seed: int,
+                    rss_sample: Callable[[], list[float]] | None = None, rss_every: float = 0.0,
+                    rss_out: list[tuple[float, list[float]]] | None = None,
+                    pages: tuple[str, ...] = PAGES) -> Stats:
     stats = Stats()
     until = time.perf_counter() + duration
-    await asyncio.gather(*(student(i, url, until, every, timeout, stats, seed) for i in range(n)))
+    tasks = [student(i, url, until, every, timeout, stats, seed, pages) for i in range(n)]
+    if rss_sample is not None and rss_every > 0 and rss_out is not None:
+        tasks.append(sample_rss(rss_sample, rss_every, until, rss_out))
+    await asyncio.gather(*tasks)
     return stats
+
+
+FIRST_VISIT_PAGES = (*PAGES[1:], "training")  # Training joins the class mix with --with-training
 
 
 async def first_visits(url: str, timeout: float) -> dict[str, float]:
@@ -276,11 +312,58 @@ async def first_visits(url: str, timeout: float) -> dict[str, float]:
     session = Session(url)
     session.cookie = await asyncio.to_thread(browser_cookie, url)
     out = {"overview": (await session.open(timeout=timeout)).seconds}
-    for page in PAGES[1:]:
+    for page in FIRST_VISIT_PAGES:
         if page in session.pages:
             out[page] = (await session.go_to(page, timeout)).seconds
     await session.close()
     return out
+
+
+async def snapshot_sweep(url: str, timeout: float) -> int:
+    """One session on the Training page moves the step slider over every snapshot of every
+    built-in (each step loads that snapshot model on the server); returns how many it showed."""
+    from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+    session = Session(url)
+    session.cookie = await asyncio.to_thread(browser_cookie, url)
+    await session.open(timeout=timeout)
+    await session.go_to("training", timeout)
+    shown = 0
+    box = next((w for w in session.widgets.values() if w.kind == "selectbox" and w.key.endswith("train_model")), None)
+    presets = list(box.proto.options) if box is not None else [""]
+    for preset in presets:
+        if box is not None:
+            state = WidgetState(id=box.id)
+            state.string_value = preset
+            await session.set_widget(box, state, timeout)
+        slider = next((w for w in session.widgets.values() if w.kind == "slider" and w.key.endswith("train_step")), None)
+        for option in list(slider.proto.options) if slider is not None else []:
+            state = WidgetState(id=slider.id)
+            state.string_array_value.data.append(option)
+            result = await session.set_widget(slider, state, timeout)
+            shown += int(result.ok)
+    await session.close()
+    return shown
+
+
+def rss_summary(samples: list[tuple[float, list[float]]], warmup: float = 0.0) -> list[str]:
+    """Lines: every sample, then per replica min/max, max/min and flat: every sample from ``warmup``
+    seconds on within +-10 % of the first of them (the caches fill during the first minutes)."""
+    if not samples:
+        return ["    rss: no samples"]
+    lines = ["    rss samples (s: MB per replica): "
+             + ", ".join(f"{t:.0f}: {'/'.join(f'{r:.0f}' for r in rss)}" for t, rss in samples)]
+    for i in range(max(len(rss) for _, rss in samples)):
+        values = [rss[i] for t, rss in samples if t >= warmup - 0.5 and i < len(rss) and rss[i] > 0]
+        if not values:
+            lines.append(f"    rss replica {i}: no sample after the {warmup:.0f} s warm-up")
+            continue
+        first, low, high = values[0], min(values), max(values)
+        flat = 0.9 * first <= low and high <= 1.1 * first
+        since = f" from {warmup:.0f} s on" if warmup > 0 else ""
+        lines.append(f"    rss replica {i}{since}: first {first:.0f} MB  min {low:.0f}  max {high:.0f}  last {values[-1]:.0f}  "
+                     f"max/min {high / low:.3f}  {'flat (within +-10 % of the first sample)' if flat else 'NOT flat'}")
+    return lines
 
 
 def pct(values: list[float], q: float) -> float:
@@ -313,6 +396,17 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--env", action="append", default=[], help="KEY=VALUE for the started servers")
     parser.add_argument("--per-kind", action="store_true", help="also print p50/p95 per interaction kind")
+    parser.add_argument("--with-training", action="store_true",
+                        help="the Training page joins the mix (replay: model, step slider, target word, 'view the "
+                             "app at step s', which then runs every page on that snapshot; never a live training job)")
+    parser.add_argument("--snapshot-sweep", action="store_true",
+                        help="before the classes, one session shows every Training snapshot of every built-in "
+                             "(loads each snapshot model) and the RSS before/after is printed")
+    parser.add_argument("--rss-warmup", type=float, default=0.0,
+                        help="seconds of each class before the flatness check starts (the caches fill first)")
+    parser.add_argument("--rss-every", type=float, default=0.0,
+                        help="sample every replica's RSS every S seconds during each class and print the samples "
+                             "and max/min (the 30-minute flat-RSS run: --students 30 --duration 1800 --rss-every 60)")
     parser.add_argument("--roots", default="", help="NAME=PATH,...: run every server kind from each copy of the app "
                         "(e.g. before=/tmp/before,after=.) to compare before/after in one run")
     args = parser.parse_args()
@@ -331,16 +425,37 @@ def main() -> None:
             if server.proc:
                 print(f"# {server.name}: healthy after {server.started_s:.1f} s", flush=True)
             visits = asyncio.run(first_visits(server.url, args.timeout))
+            if server.proc:
+                # process start -> the Overview's first script_finished (its first visit right after health OK)
+                cold = server.started_s + visits["overview"]
+                print(f"# {server.name}: cold start to the Overview interactive {cold:.2f} s "
+                      f"(healthy {server.started_s:.2f} s + first Overview run {visits['overview']:.2f} s)", flush=True)
             print(f"# {server.name}: first visits (ms) "
                   + ", ".join(f"{k or 'overview'} {v * 1000:.0f}" for k, v in visits.items()), flush=True)
+            print(f"# {server.name}: RSS after the first visits "
+                  + "/".join(f"{rss_mb(p):.0f}" for p in (server.replicas() or server.pids()[:1])) + " MB", flush=True)
+            if args.snapshot_sweep:
+                before = [rss_mb(p) for p in (server.replicas() or server.pids()[:1])]
+                started = time.perf_counter()
+                shown = asyncio.run(snapshot_sweep(server.url, args.timeout))
+                after = [rss_mb(p) for p in (server.replicas() or server.pids()[:1])]
+                print(f"# {server.name}: snapshot sweep: {shown} snapshot steps shown in {time.perf_counter() - started:.1f} s; "
+                      f"RSS {'/'.join(f'{r:.0f}' for r in before)} -> {'/'.join(f'{r:.0f}' for r in after)} MB", flush=True)
             for n in sizes:
                 pids = server.pids()
                 cpu0 = cpu_seconds(pids)
-                stats = asyncio.run(classroom(server.url, n, args.duration, args.every, args.timeout, args.seed))
+                samples: list[tuple[float, list[float]]] = []
+                sample = (lambda s=server: [rss_mb(p) for p in (s.replicas() or s.pids()[:1])]) if server.proc else None
+                stats = asyncio.run(classroom(server.url, n, args.duration, args.every, args.timeout, args.seed,
+                                              sample, args.rss_every, samples,
+                                              (*PAGES, "training") if args.with_training else PAGES))
                 cpu1 = cpu_seconds(server.pids())
                 rss = [rss_mb(p) for p in (server.replicas() or server.pids()[:1])]
                 print(report(server, n, args.duration, args.every, stats, cpu1 - cpu0, rss, load_average()),
                       flush=True)
+                if args.rss_every > 0:
+                    for line in rss_summary(samples, args.rss_warmup):
+                        print(line, flush=True)
                 if stats.errors:
                     shown = sorted(set(stats.errors))[:5]
                     print("    first errors: " + " | ".join(shown), flush=True)

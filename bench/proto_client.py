@@ -98,6 +98,8 @@ class Session:
         await self.ws.send(msg.SerializeToString())
         if not fragment_id:
             self.widgets = {}
+        else:  # the fragment draws its widgets again; what it no longer draws is gone in a browser too
+            self.widgets = {k: w for k, w in self.widgets.items() if w.fragment_id != fragment_id}
         exceptions: list[str] = []
         bytes_in = 0
         count = 0
@@ -154,7 +156,13 @@ class Session:
         if getattr(proto, "disabled", False):
             return
         path = list(fwd.metadata.delta_path)
-        self.widgets[proto.id] = Widget(proto.id, kind, proto, delta.fragment_id, bool(path) and path[0] == 1)
+        widget = Widget(proto.id, kind, proto, delta.fragment_id, bool(path) and path[0] == 1)
+        if widget.key:
+            # A user key is unique on a page: a widget drawn again under a new id (its fragment
+            # moved, or a parameter such as its range changed) replaces the old one, which a
+            # browser removes. Sending the stale id with its old fragment id gets no answer.
+            self.widgets = {k: w for k, w in self.widgets.items() if w.key != widget.key}
+        self.widgets[proto.id] = widget
 
     # --- acting like a student ---------------------------------------------------------
 

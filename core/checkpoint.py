@@ -23,7 +23,7 @@ from safetensors.torch import load_file, save_file
 
 from core import device as devices
 from core.hf_gpt2 import load_hf_gpt2
-from core.model import GPT, GPTConfig
+from core.model import GPT, INIT_LOCK, GPTConfig
 
 __all__ = [
     "ASSETS_MODELS",
@@ -152,7 +152,8 @@ def load_checkpoint(folder: str | Path, device: str | None = None, preset: str |
         raise CheckpointCorruptError(f"corrupt {weights_file} ({err}); {hint}", path=weights_file,
                                      preset=rebuild) from None
 
-    model = GPT(config)
+    with INIT_LOCK:  # its random initialisation must not interleave with a seeded build_model elsewhere
+        model = GPT(config)
     expected = set(model.state_dict())
     if config.tie_embeddings:
         expected.discard("lm_head.weight")

@@ -14,7 +14,10 @@ The seed's example: P = 4 and 100 steps -> 4 + 99 = 103 with the cache, 5350 wit
 
 from __future__ import annotations
 
+import threading
 import time
+import weakref
+from collections import OrderedDict
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Callable, Sequence
 
@@ -28,7 +31,8 @@ STOP_EOS = "eos"  # the model produced <|endoftext|>
 STOP_CONTEXT_FULL = "context_full"  # the sequence reached n_ctx tokens
 STOP_MAX_NEW_TOKENS = "max_new_tokens"  # the caller's budget is used up
 MAX_NEW_TOKENS_LIMIT = 4096  # guard against absurd requests; n_ctx stops far earlier anyway
-TIMING_REPEATS = 21  # timed repetitions per forward; the median is reported (odd: a true middle value)
+TIMING_REPEATS = 11  # timed repetitions per forward; the median is reported (odd: a true middle value)
+MEASURED_SHAPES_PER_MODEL = 4096  # remembered medians per model (a shape: new positions, cached positions, repeats)
 
 
 @dataclass(frozen=True)
@@ -153,20 +157,66 @@ def _forward(model: GPT, ids: Sequence[int], past: PastKV | None) -> tuple[torch
     return logits[0, -1], present  # logits of the last position (vocab,)
 
 
+# A forward's cost depends on the model and the shapes it runs on (how many new positions, how
+# many cached ones), not on which token ids they hold. So a median, once measured for a shape,
+# is remembered per model (weakly: a model that is dropped takes its timings with it) and
+# reused by every later step and every session that runs the same shape: a class generating
+# from the same prompt measures each length once, and a click costs its own two forwards.
+_MEASURED: weakref.WeakKeyDictionary[GPT, OrderedDict[tuple[int, int, int], float]] = weakref.WeakKeyDictionary()
+_MEASURED_LOCK = threading.Lock()
+
+
+def _past_len(past: PastKV | None) -> int:
+    return int(past[0][0].shape[2]) if past else 0
+
+
+def _recall(model: GPT, key: tuple[int, int, int]) -> float | None:
+    with _MEASURED_LOCK:
+        known = _MEASURED.get(model)
+        if known is None or key not in known:
+            return None
+        known.move_to_end(key)
+        return known[key]
+
+
+def _remember(model: GPT, key: tuple[int, int, int], seconds: float) -> None:
+    with _MEASURED_LOCK:
+        known = _MEASURED.setdefault(model, OrderedDict())
+        known[key] = seconds
+        known.move_to_end(key)
+        while len(known) > MEASURED_SHAPES_PER_MODEL:
+            known.popitem(last=False)
+
+
+def forget_timings(model: GPT | None = None) -> None:
+    """Drop remembered medians (of one model, or all): the next step measures again."""
+    with _MEASURED_LOCK:
+        if model is None:
+            _MEASURED.clear()
+        else:
+            _MEASURED.pop(model, None)
+
+
 def timed_forward(model: GPT, ids: Sequence[int], past: PastKV | None,
-                  repeats: int = TIMING_REPEATS) -> tuple[torch.Tensor, PastKV, float]:
+                  repeats: int = TIMING_REPEATS, *, reuse: bool = True) -> tuple[torch.Tensor, PastKV, float]:
     """One forward's result and its median wall time over ``repeats`` warm runs, in seconds.
 
     The first run warms the kernels and caches and is not timed; the forward reads ``past``
     without changing it (K, V are concatenated into new tensors), so repeating is safe. A
     median of many runs is needed because one run of a tiny model lasts a millisecond or
-    less, the same size as the operating system's scheduling noise.
+    less, the same size as the operating system's scheduling noise. With ``reuse`` the median
+    measured earlier for the same model and shape (new positions, cached positions, repeats)
+    is returned instead of timing again; the forward itself always runs.
 
     Example: logits, present, seconds = timed_forward(model, [1, 2, 3], None, repeats=5)
     """
     if repeats < 1:
         raise ValueError(f"repeats must be >= 1, got {repeats}")
     logits, present = _forward(model, ids, past)  # warm-up, and the result we keep
+    key = (len(ids), _past_len(past), repeats)
+    known = _recall(model, key) if reuse else None
+    if known is not None:
+        return logits, present, known
     times = []
     for _ in range(repeats):
         _sync(model)
@@ -174,7 +224,10 @@ def timed_forward(model: GPT, ids: Sequence[int], past: PastKV | None,
         _forward(model, ids, past)
         _sync(model)
         times.append(time.perf_counter() - started)
-    return logits, present, float(np.median(times))
+    seconds = float(np.median(times))
+    if reuse:
+        _remember(model, key, seconds)
+    return logits, present, seconds
 
 
 def prefill(model: GPT, ids: Sequence[int]) -> tuple[np.ndarray, KVCache]:
@@ -216,7 +269,8 @@ def generation_step(
     else:  # the cache holds every position but the newest token
         past, new_ids = _cache_for(model, ids[:-1], cache).past, ids[-1:]
 
-    # Both ways timed the same way: median of TIMING_REPEATS warm runs (see timed_forward).
+    # Both ways timed the same way: median of TIMING_REPEATS warm runs, measured once per model and
+    # shape and then reused (see timed_forward). Step 1's two forwards have the same shape.
     cached_logits, present, seconds_cached = timed_forward(model, new_ids, past, settings.timing_repeats)
     full_logits, _, seconds_recompute = timed_forward(model, ids, None, settings.timing_repeats)
 

@@ -24,6 +24,7 @@ Mistral checkpoints load into this same model (``core.hf_models``).
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import asdict, dataclass, fields
 from typing import Any, Literal, Sequence, get_args
 
@@ -637,17 +638,25 @@ class GPT(nn.Module):
         return counts
 
 
+# Initialising a GPT draws from torch's one global random stream. A server builds models on
+# several threads (a Training snapshot's step 0 regenerated from its seed while a built-in or
+# another snapshot is being constructed), so every construction in this process that draws
+# from it holds this lock: otherwise two draws interleave and the seeded weights differ.
+INIT_LOCK = threading.RLock()
+
+
 def build_model(config: GPTConfig, seed: int = 0, device: str | torch.device | None = None) -> GPT:
     """A freshly initialised model, deterministic for a seed, on ``device`` (default ``core.device.pick()``).
 
     Example: build_model(GPTConfig(n_layer=2, n_head=2, d_model=16, d_mlp=64, n_ctx=32, vocab_size=50))
     """
-    generator_state = torch.random.get_rng_state()
-    torch.manual_seed(seed)
-    try:
-        model = GPT(config)
-    finally:
-        torch.random.set_rng_state(generator_state)  # leave the caller's random stream untouched
+    with INIT_LOCK:
+        generator_state = torch.random.get_rng_state()
+        torch.manual_seed(seed)
+        try:
+            model = GPT(config)
+        finally:
+            torch.random.set_rng_state(generator_state)  # leave the caller's random stream untouched
     return model.to(device if device is not None else devices.pick())
 
 

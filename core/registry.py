@@ -8,7 +8,10 @@ plain module-level objects that only this process' code can touch:
 - ``ModelRegistry``: ``register(name, loader)`` once, ``get(name)`` loads it at most once
   (concurrent callers wait for the one load and get the same object), per-model
   precomputation hooks (``add_precompute(key, fn)``: ``fn(loaded)`` runs once per model, its
-  result frozen and shared), and ``load_in_background(names)``.
+  result frozen and shared), and ``load_in_background(names)``. Models registered with
+  ``evictable=True`` (the Training page's snapshots: their loader can always read them again)
+  share one byte budget: past it the least recently used one is unloaded with its derived
+  data, and its next ``get`` loads it again, transparently.
 - ``ResultCache``: a bounded, thread-safe LRU of immutable results with single-flight
   computation (thirty students sending the same new prompt cause one forward, not thirty).
 - ``freeze(value)``: numpy arrays (also inside dicts, lists, tuples and frozen dataclasses)
@@ -366,6 +369,24 @@ class ResultCache:
                 self.total_bytes -= self._sizes.pop(key, 0)
                 self.evictions += 1
 
+    def values(self) -> list[Any]:
+        """The cached values, least recently used first (a snapshot of them)."""
+        with self._lock:
+            return list(self._data.values())
+
+    def discard_where(self, predicate: Callable[[Hashable], bool]) -> int:
+        """Forget every entry whose key matches ``predicate`` (server code: an unloaded model's
+        results); returns how many were dropped."""
+        with self._lock:
+            keys = [k for k in self._data if predicate(k)]
+            for key in keys:
+                del self._data[key]
+                self.total_bytes -= self._sizes.pop(key, 0)
+        if self.budget is not None:
+            for key in keys:
+                self.budget.discard(self, key)
+        return len(keys)
+
     def clear(self) -> None:
         """Only for tests and deliberate server-side resets (no browser can reach this)."""
         with self._lock:
@@ -381,10 +402,11 @@ Precompute = Callable[[Any], Any]
 
 
 class _Entry:
-    __slots__ = ("loader", "load_lock", "prepare_lock", "loaded", "derived", "error", "ready")
+    __slots__ = ("loader", "evictable", "load_lock", "prepare_lock", "loaded", "derived", "error", "ready")
 
-    def __init__(self, loader: Loader) -> None:
+    def __init__(self, loader: Loader, evictable: bool = False) -> None:
         self.loader = loader
+        self.evictable = evictable  # may be unloaded under the registry's byte budget (and loaded again)
         self.load_lock = threading.Lock()  # one load per model; other models load in parallel
         self.prepare_lock = threading.Lock()  # one precomputation pass
         self.loaded: Any = None
@@ -407,19 +429,32 @@ class ModelRegistry:
     ``get`` returns as soon as the model is loaded; the precomputation hooks then run on the
     loading thread (``load_in_background``) or on a helper thread (a first ``get`` from a
     page), and ``derived`` waits for a hook that is still running instead of repeating it.
+
+    ``evictable_bytes``: the estimated bytes (``estimate_bytes`` of the model and its derived
+    data) that models registered with ``evictable=True`` may keep loaded together; past it the
+    least recently used of them (never the one just loaded) is unloaded: its entry starts
+    afresh, so the next ``get`` / ``derived`` loads and precomputes it again (same loader, same
+    result), and ``on_evict`` callbacks run (``ui.resources`` drops its cached runs). A page
+    still holding the old object keeps a valid one; it is freed when the last holder lets go.
+    None: never unload.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, evictable_bytes: int | None = None) -> None:
         self._lock = threading.Lock()
         self._entries: dict[str, _Entry] = {}
         self._order: list[str] = []
         self._precompute: dict[str, Precompute] = {}
         self._on_ready: list[Callable[[str, Any], None]] = []
+        self._on_evict: list[Callable[[str], None]] = []
+        self.evictable_bytes = evictable_bytes
+        self._resident: OrderedDict[str, int] = OrderedDict()  # loaded evictable models, LRU first: bytes
+        self.evictions = 0
 
     # --- registration ------------------------------------------------------------------
 
-    def register(self, name: str, loader: Loader, *, replace: bool = False) -> None:
-        """Make ``name`` loadable with ``loader()`` (called at most once, on first ``get``)."""
+    def register(self, name: str, loader: Loader, *, replace: bool = False, evictable: bool = False) -> None:
+        """Make ``name`` loadable with ``loader()`` (called once, on first ``get``; again after an
+        eviction when ``evictable``: the loader must then give the same model every time)."""
         if not isinstance(name, str) or not name:
             raise ValueError("a model name is a non-empty string")
         if not callable(loader):
@@ -431,12 +466,14 @@ class ModelRegistry:
                 raise ValueError(f"model {name!r} is already registered")
             if name not in self._entries:
                 self._order.append(name)
-            self._entries[name] = _Entry(loader)
+            self._entries[name] = _Entry(loader, evictable)
+            self._resident.pop(name, None)
 
     def unregister(self, name: str) -> None:
         """Forget ``name`` (server code and tests only; no browser message reaches this)."""
         with self._lock:
             self._entries.pop(name, None)
+            self._resident.pop(name, None)
             if name in self._order:
                 self._order.remove(name)
 
@@ -458,6 +495,53 @@ class ModelRegistry:
         """Call ``callback(name, loaded)`` after each model's load and precomputation."""
         with self._lock:
             self._on_ready.append(callback)
+
+    def on_evict(self, callback: Callable[[str], None]) -> None:
+        """Call ``callback(name)`` after an evictable model was unloaded under the byte budget."""
+        with self._lock:
+            self._on_evict.append(callback)
+
+    # --- the evictable models' byte budget ---------------------------------------------
+
+    def resident(self) -> dict[str, int]:
+        """Loaded evictable models (least recently used first) and their estimated bytes."""
+        with self._lock:
+            return dict(self._resident)
+
+    def _touch(self, name: str, entry: _Entry) -> None:
+        with self._lock:
+            if name in self._resident and self._entries.get(name) is entry:
+                self._resident.move_to_end(name)
+
+    def _admit(self, name: str, entry: _Entry) -> None:
+        """(Re)measure a loaded evictable model with its derived data, then keep within budget."""
+        size = estimate_bytes((entry.loaded, entry.derived.values()))
+        victims: list[str] = []
+        with self._lock:
+            if self._entries.get(name) is not entry or entry.loaded is None:
+                return  # unloaded or replaced meanwhile
+            self._resident[name] = size
+            self._resident.move_to_end(name)
+            if self.evictable_bytes is not None:
+                total = sum(self._resident.values())
+                for old in list(self._resident):
+                    if total <= self.evictable_bytes:
+                        break
+                    if old == name:
+                        continue  # the model just asked for stays, however big
+                    total -= self._resident.pop(old)
+                    previous = self._entries.get(old)
+                    if previous is not None:
+                        self._entries[old] = _Entry(previous.loader, evictable=True)  # loads again on next use
+                    self.evictions += 1
+                    victims.append(old)
+            callbacks = list(self._on_evict)
+        for old in victims:
+            for callback in callbacks:
+                try:
+                    callback(old)
+                except Exception as err:  # a cache that could not be trimmed must not break the page
+                    print(f"[token-journey] on_evict({old!r}) failed: {err}", file=sys.stderr)
 
     # --- access ------------------------------------------------------------------------
 
@@ -483,6 +567,12 @@ class ModelRegistry:
     def get(self, name: str) -> Any:
         """The loaded model; the first caller loads it, concurrent callers wait for that load."""
         entry = self._entry(name)
+        loaded = self._load(name, entry)
+        if entry.evictable:
+            self._touch(name, entry)
+        return loaded
+
+    def _load(self, name: str, entry: _Entry) -> Any:
         if entry.loaded is not None:
             return entry.loaded
         with entry.load_lock:
@@ -490,31 +580,39 @@ class ModelRegistry:
                 return entry.loaded
             entry.loaded = entry.loader()
             entry.error = None
-        start_worker(self._prepare, f"precompute-{name}", name)
+        if entry.evictable:
+            self._admit(name, entry)
+        start_worker(self._prepare, f"precompute-{name}", name, entry)
         return entry.loaded
 
-    def _prepare(self, name: str) -> None:
+    def _prepare(self, name: str, entry: _Entry | None = None) -> None:
         """Every precomputation for ``name`` (each at most once), then the ready callbacks."""
-        entry = self._entry(name)
+        entry = entry or self._entry(name)
         with entry.prepare_lock:
             if entry.ready.is_set():
                 return
             with self._lock:
                 keys = list(self._precompute)
                 callbacks = list(self._on_ready)
-            for key in keys:
+                current = self._entries.get(name) is entry
+            for key in keys if current else ():  # an entry unloaded meanwhile: nothing to prepare
                 try:
-                    self.derived(name, key)
+                    self._derived(name, entry, key, None)
                 except Exception as err:  # the page that needs it computes again and shows the error
                     entry.error = err
             entry.ready.set()
+        if not current:
+            return
         for callback in callbacks:
             callback(name, entry.loaded)
 
     def derived(self, name: str, key: str, compute: Precompute | None = None) -> Any:
         """Per-model shared data: a precompute hook's result (or ``compute(loaded)``), once."""
-        entry = self._entry(name)
-        loaded = self.get(name)
+        return self._derived(name, self._entry(name), key, compute)
+
+    def _derived(self, name: str, entry: _Entry, key: str, compute: Precompute | None) -> Any:
+        loaded = self._load(name, entry)
+        computed: list[bool] = []
 
         def run() -> Any:
             fn = compute
@@ -523,9 +621,16 @@ class ModelRegistry:
                     fn = self._precompute.get(key)
                 if fn is None:
                     raise KeyError(f"no precomputation {key!r}")
+            computed.append(True)
             return fn(loaded)
 
-        return entry.derived.get_or_compute(key, run)
+        value = entry.derived.get_or_compute(key, run)
+        if entry.evictable:
+            if computed:
+                self._admit(name, entry)  # measured again with the new table (may unload another model)
+            else:
+                self._touch(name, entry)
+        return value
 
     def load_in_background(self, names: Iterable[str] | None = None) -> threading.Thread:
         """Load (and precompute) the given models, in order, on one daemon thread."""
@@ -575,6 +680,27 @@ def memo_bytes() -> int:
     return MEMO_BUDGET.total_bytes
 
 
+def _plain_kind(value: list | tuple) -> str | None:
+    """For a long list whose items are keys as they are, their kind ("str", "int", "float"): strings
+    and None (never equal to another kind), only ints, or only floats without NaN (ints and floats
+    apart, since 1 == 1.0; NaN is not equal to itself, so it takes the general path, which makes it
+    equal). None for anything else, and for short lists (their keys keep the general form)."""
+    if len(value) < PLAIN_KEY_MIN_ITEMS:
+        return None
+    kinds = set(map(type, value))
+    if kinds <= _STR_OR_NONE:
+        return "str"
+    if kinds == _INT:
+        return "int"
+    if kinds == _FLOAT and not any(v != v for v in value):
+        return "float"
+    return None
+
+
+PLAIN_KEY_MIN_ITEMS = 32
+_STR_OR_NONE, _INT, _FLOAT = frozenset({str, type(None)}), frozenset({int}), frozenset({float})
+
+
 def _key_part(value: Any) -> Hashable:
     if isinstance(value, np.ndarray):
         if value.dtype.hasobject:  # pointers are no key: compare the objects themselves
@@ -585,6 +711,9 @@ def _key_part(value: Any) -> Hashable:
         columns = tuple(repr(c) for c in getattr(value, "columns", [value.name]))
         return (type(value).__name__, columns, index, _key_part(np.asarray(value.to_numpy())))
     if isinstance(value, (list, tuple)):
+        kind = _plain_kind(value)
+        if kind is not None:  # e.g. a vocabulary's 5,933 labels: the tuple itself is the key
+            return (type(value).__name__, "plain", kind, tuple(value))
         return (type(value).__name__, tuple(_key_part(v) for v in value))
     if isinstance(value, dict):  # in order: a chart's series order is its legend order
         return ("dict", tuple((repr(k), _key_part(v)) for k, v in value.items()))

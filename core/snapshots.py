@@ -412,11 +412,15 @@ def snapshot_model(index: SnapshotIndex, step: int, final_model: GPT | None = No
     return model.eval()
 
 
-def load_snapshot(preset: str, step: int, device: str | None = None, root: str | Path | None = None) -> Any:
+def load_snapshot(preset: str, step: int, device: str | None = None, root: str | Path | None = None,
+                  shipped: Any = None) -> Any:
     """A built-in model at a training step, as a ``LoadedModel`` named ``"<preset> @ step <s>"``.
 
     The step must be one of the index's steps; the tokenizer and metrics are the shipped model's.
     ``root`` replaces assets/models (a server or test setting, never a value from a browser).
+    ``shipped``: the shipped model of that folder, already loaded (a server's built-in): its
+    tokenizer is shared instead of parsed again, and the final step *is* its model (checked
+    against the index's checksum), so a snapshot costs only its own weights.
     Example: load_snapshot("classic", 0).model  # the random initialisation
     """
     from dataclasses import replace
@@ -429,7 +433,8 @@ def load_snapshot(preset: str, step: int, device: str | None = None, root: str |
     folder = Path(root or ASSETS_MODELS) / preset
     index = read_index(folder)
     entry = index.entry(int(step))
-    shipped = load_checkpoint(folder, device="cpu", preset=preset)
+    if shipped is None:
+        shipped = load_checkpoint(folder, device="cpu", preset=preset)
     model = snapshot_model(index, entry.step, final_model=shipped.model)
     if model is not shipped.model and model.config != shipped.config:
         raise SnapshotError("the snapshot's config differs from the shipped model's")

@@ -217,6 +217,22 @@ def map_sample(vocab_size: int, keep: Sequence[int] = (), limit: int = 4000, see
     return sorted(set(int(i) for i in drawn) | {int(i) for i in keep if 0 <= int(i) < vocab_size})
 
 
+def _exact_pca(fitted: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(components (n, d), explained-variance ratio (n,), mean (d,)) of an exact PCA: what
+    scikit-learn's ``PCA(svd_solver="full")`` computes (LAPACK SVD of the centred rows, each
+    direction's sign chosen so its largest entry is positive), without importing scikit-learn
+    and SciPy (~80 MB of a server process' memory for one small SVD per model)."""
+    mean = fitted.mean(axis=0)
+    _, singular, vt = np.linalg.svd(fitted - mean, full_matrices=False)
+    largest = np.argmax(np.abs(vt), axis=1)
+    signs = np.sign(vt[np.arange(vt.shape[0]), largest])
+    vt *= np.where(signs == 0, 1.0, signs)[:, None]
+    variance = singular**2 / max(1, fitted.shape[0] - 1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratio = variance / variance.sum()
+    return vt[:n].copy(), ratio[:n].copy(), mean
+
+
 def pca_3d(matrix: object, fit_rows: Sequence[int] | None = None) -> Projection:
     """Project rows onto the 3 directions of largest variance (scikit-learn's exact PCA).
 
@@ -230,7 +246,6 @@ def pca_3d(matrix: object, fit_rows: Sequence[int] | None = None) -> Projection:
 
     Example: pca_3d(np.random.default_rng(0).normal(size=(50, 8))).coords.shape -> (50, 3)
     """
-    from sklearn.decomposition import PCA  # imported here: scikit-learn is slow to import
     from threadpoolctl import threadpool_limits  # ships with scikit-learn
 
     table = as_matrix(matrix)
@@ -252,16 +267,21 @@ def pca_3d(matrix: object, fit_rows: Sequence[int] | None = None) -> Projection:
     # slower with two OpenBLAS threads on a busy two-core machine).
     # A real vocabulary (50k-150k rows) uses randomised PCA: seconds instead of minutes, and
     # seeded, so the same table always gives the same picture.
-    solver = "full" if fitted.size <= LARGE_PCA_CELLS else "randomized"
     with threadpool_limits(limits=1, user_api="blas"):
-        pca = PCA(n_components=n, svd_solver=solver, random_state=0).fit(fitted)
+        if fitted.size <= LARGE_PCA_CELLS:  # the exact SVD in numpy (the same numbers as scikit-learn's "full")
+            found, found_ratio, mean = _exact_pca(fitted, n)
+        else:
+            from sklearn.decomposition import PCA  # imported here: scikit-learn is slow to import and large
+
+            pca = PCA(n_components=n, svd_solver="randomized", random_state=0).fit(fitted)
+            found, found_ratio, mean = pca.components_, pca.explained_variance_ratio_, pca.mean_.copy()
         coords = np.zeros((rows, 3))
-        coords[:, :n] = pca.transform(table)
+        coords[:, :n] = table @ found.T - mean @ found.T  # scikit-learn's transform
     ratio = np.zeros(3)
-    ratio[:n] = np.nan_to_num(pca.explained_variance_ratio_)
+    ratio[:n] = np.nan_to_num(found_ratio)
     components = np.zeros((3, dims))
-    components[:n] = pca.components_
-    return Projection(coords=coords, explained_variance_ratio=ratio, components=components, mean=pca.mean_.copy())
+    components[:n] = found
+    return Projection(coords=coords, explained_variance_ratio=ratio, components=components, mean=mean)
 
 
 @dataclass(frozen=True)
@@ -426,18 +446,25 @@ def token_categories(tokens: Sequence[str], category_words: Mapping[str, Sequenc
     return out
 
 
-def find_token_id(vocab: Sequence[str], word: str) -> int | None:
+def spelling_index(vocab: Sequence[str]) -> dict[str, int]:
+    """Token string -> id (the last id of a string listed twice), for repeated ``find_token_id`` calls."""
+    return {token: i for i, token in enumerate(vocab)}
+
+
+def find_token_id(vocab: Sequence[str], word: str, index: Mapping[str, int] | None = None) -> int | None:
     """The id of the token that spells ``word`` on its own, or None.
 
     Inside an English sentence a word carries its leading space (" Paris"), so that
     spelling is tried first, then the bare word ("巴黎", or "Paris" at a sentence start).
+    ``index`` (``spelling_index(vocab)``, made once) saves rebuilding it on every call.
 
     Example: find_token_id(["<|endoftext|>", "Paris", " Paris"], "Paris") -> 2
     """
     target = str(word).strip()
     if not target:
         return None
-    index = {token: i for i, token in enumerate(vocab)}
+    if index is None:
+        index = spelling_index(vocab)
     for spelling in (" " + target, target):
         if spelling in index:
             return index[spelling]

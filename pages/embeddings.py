@@ -97,9 +97,7 @@ def category_names(view: TableView) -> dict[str, str]:
 MAX_TOKEN_OPTIONS = 5000  # a 150k-token vocabulary in one select box would send megabytes per rerun
 
 
-def token_choices(view: TableView, must: list[int]) -> list[int] | range:
-    """Token ids a picker offers: all of a small vocabulary; else a fixed sample, the category
-    words and ``must`` (the prompt's tokens, the defaults)."""
+def _token_choices(view: TableView, must: list[int]) -> list[int] | range:
     if view.trained:  # built-in model: the tokens it saw in training
         return sorted({*view.trained, *must})
     if len(view.labels) <= MAX_TOKEN_OPTIONS:
@@ -108,13 +106,34 @@ def token_choices(view: TableView, must: list[int]) -> list[int] | range:
     return vectors.map_sample(len(view.labels), [*must, *words], limit=MAX_TOKEN_OPTIONS) or range(len(view.labels))
 
 
-def token_option(view: TableView):
-    return lambda i: f"{view.labels[i]}  · #{i}"
+@memo(maxsize=64)
+def _choices_for(model_name: str, must: tuple[int, ...]) -> list[int] | range:
+    return _token_choices(table_view(model_name), list(must))
 
 
-def default_token(view: TableView, word_key: str, fallback: int) -> int:
-    found = vectors.find_token_id(view.vocab, t(word_key))
+def token_choices(model_name: str, must: list[int]) -> list[int] | range:
+    """Token ids a picker offers: all of a small vocabulary; else a fixed sample, the category
+    words and ``must`` (the prompt's tokens, the defaults). Shared per (model, ``must``)."""
+    return _choices_for(model_name, tuple(int(i) for i in must))
+
+
+def token_option(model_name: str):
+    """The pickers' label of every token id ("Paris  · #812"), made once per model and shared."""
+    def compute(_loaded) -> list[str]:
+        return [f"{label}  · #{i}" for i, label in enumerate(table_view(model_name).labels)]
+
+    return shared(model_name, "embeddings.option_labels", compute).__getitem__
+
+
+def default_token(model_name: str, view: TableView, word_key: str, fallback: int) -> int:
+    found = find_token(model_name, view, t(word_key))
     return found if found is not None else fallback
+
+
+def find_token(model_name: str, view: TableView, word: str) -> int | None:
+    """``vectors.find_token_id`` with the model's spelling index made once and shared."""
+    index = shared(model_name, "embeddings.spelling_index", lambda _loaded: vectors.spelling_index(view.vocab))
+    return vectors.find_token_id(view.vocab, word, index=index)
 
 
 # --- page ----------------------------------------------------------------------------------
@@ -312,25 +331,23 @@ def semantic_map(model_name: str, prompt_ids: list[int], prompt_tokens: list[str
         shown = sorted({*view.trained, *prompt_ids, *words})
     else:
         shown = vectors.map_sample(len(view.labels), [*prompt_ids, *words])
-    draw.plotly_cached(  # about 1k points: built once per (model, choices, language, theme)
-        embedding_map_3d, (projection.coords, view.labels, view.categories, names, ratio), dict(
-            text=MapText(
-                title=t("embeddings.map.title_trained", shown=f"{len(shown):,}", vocab=f"{len(view.labels):,}")
-                if view.trained else t("embeddings.map.title", vocab=f"{len(view.labels):,}"),
-                axis=t("embeddings.map.axis"),
-                token=t("embeddings.axis.token"), token_id=t("embeddings.lookup.col_id"),
-                category=t("embeddings.map.category"), other=t("embeddings.map.other"),
-                prompt=t("embeddings.map.prompt"),
-            ),
-            visible_categories=visible,
-            show_other=not only_categories,
-            highlight_ids=prompt_ids,
-            highlight_labels=[display_token(tok) for tok in prompt_tokens],
-            shown_ids=shown,
-        ),
-        width="stretch",
-        key="embeddings_map_chart",
+    text = MapText(
+        title=t("embeddings.map.title_trained", shown=f"{len(shown):,}", vocab=f"{len(view.labels):,}")
+        if view.trained else t("embeddings.map.title", vocab=f"{len(view.labels):,}"),
+        axis=t("embeddings.map.axis"),
+        token=t("embeddings.axis.token"), token_id=t("embeddings.lookup.col_id"),
+        category=t("embeddings.map.category"), other=t("embeddings.map.other"),
+        prompt=t("embeddings.map.prompt"),
     )
+    map_args = (projection.coords, view.labels, view.categories, names, ratio)
+    # About 1k points, built once per (model, choices, language, theme) and shared by every prompt;
+    # the prompt's ringed tokens are a small figure of their own, joined to it on each rerun.
+    points = draw.plotly_figure_cached(embedding_map_3d, map_args, dict(
+        text=text, visible_categories=visible, show_other=not only_categories, shown_ids=shown))
+    ring = draw.plotly_figure_cached(embedding_map_3d, map_args, dict(
+        text=text, visible_categories=(), show_other=False, highlight_ids=prompt_ids,
+        highlight_labels=[display_token(tok) for tok in prompt_tokens], shown_ids=shown))
+    draw.plotly(draw.joined_figure(points, ring), width="stretch", key="embeddings_map_chart")
     if view.trained:
         st.caption(t("embeddings.map.trained_only", shown=f"{len(shown):,}", vocab=f"{len(view.labels):,}",
                      unseen=f"{len(view.labels) - len(view.trained):,}"))
@@ -355,11 +372,11 @@ def nearest(model_name: str, prompt_ids: list[int]) -> None:
         view = table_view(model_name)
     names = category_names(view)
     st.subheader(t("embeddings.nn.header"))
-    fmt = token_option(view)
+    fmt = token_option(model_name)
     first_with_category = next((i for i in prompt_ids if view.categories[i] is not None), prompt_ids[-1])
     left, right = st.columns([1, 2])
     with left:
-        choices = token_choices(view, prompt_ids)
+        choices = token_choices(model_name, prompt_ids)
         token_id = st.selectbox(t("embeddings.nn.token"), choices, index=choices.index(first_with_category),
                                 format_func=fmt, key="embeddings_nn_token")
         k = st.slider(t("embeddings.nn.k"), min_value=3, max_value=30, **state.bind("embeddings_nn_k"))
@@ -384,13 +401,13 @@ def analogies(model_name: str) -> None:
     """Analogy arithmetic a − b + c."""
     with st.spinner(t("embeddings.loading.table")):  # the first visit fits the PCA of the whole table
         view = table_view(model_name)
-    fmt = token_option(view)
+    fmt = token_option(model_name)
     st.subheader(t("embeddings.analogy.header"))
     st.markdown(t("embeddings.analogy.explain"))
-    defaults = [default_token(view, f"embeddings.analogy.default_{x}", fallback) for x, fallback in
+    defaults = [default_token(model_name, view, f"embeddings.analogy.default_{x}", fallback) for x, fallback in
                 (("a", 1), ("b", 2), ("c", 3))]
     picks = st.columns(3)
-    choices = token_choices(view, defaults)
+    choices = token_choices(model_name, defaults)
     a = picks[0].selectbox("a", choices, index=choices.index(defaults[0]), format_func=fmt, key="embeddings_analogy_a")
     b = picks[1].selectbox("b", choices, index=choices.index(defaults[1]), format_func=fmt, key="embeddings_analogy_b")
     c = picks[2].selectbox("c", choices, index=choices.index(defaults[2]), format_func=fmt, key="embeddings_analogy_c")
@@ -411,7 +428,7 @@ def analogies(model_name: str) -> None:
     world = capitals()
     word_a, word_b, word_c = (view.vocab[i].strip() for i in (a, b, c))
     if world.get(word_b) == word_a and word_c in world:
-        expected = vectors.find_token_id(view.vocab, world[word_c])
+        expected = find_token(model_name, view, world[word_c])
         found = [n.token_id for n in result]
         if expected is not None and expected in found:
             st.caption(t("embeddings.analogy.expected_rank", answer=view.labels[expected],

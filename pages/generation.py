@@ -18,6 +18,7 @@ from core.generation import (
     STOP_CONTEXT_FULL,
     STOP_EOS,
     STOP_MAX_NEW_TOKENS,
+    TIMING_REPEATS,
     GenerationSettings,
     GenerationState,
     KVCache,
@@ -270,7 +271,7 @@ def generation_section() -> None:
         m[2].metric(t("generation.metric.kv_uncached"), f"{latest['kv_total_uncached']:,}",
                     help=t("generation.metric.kv.help", total=f"{latest['kv_total_uncached'] * n_layer:,}", n_layer=n_layer))
         m[3].metric(t("generation.metric.ms"), f"{latest['ms_cached']:.2f} / {latest['ms_recompute']:.2f}",
-                    help=t("generation.metric.ms.help"))
+                    help=t("generation.metric.ms.help", runs=TIMING_REPEATS))
         st.caption(t("generation.cache.diff", diff=f"{max(s['logit_diff'] for s in steps):.2e}"))
 
         step_numbers = [s["step"] for s in steps]
@@ -305,7 +306,7 @@ def generation_section() -> None:
                     log_scale=True,
                 ),
             )
-        st.caption(t("generation.cache.timing_note"))
+        st.caption(t("generation.cache.timing_note", runs=TIMING_REPEATS))
 
         # The causal mask as it grows: pick a step to see the matrix that step reads.
         prompt_len = len(gen_state.prompt_ids) if gen_state else len(run.ids)

@@ -67,9 +67,10 @@ probs = softmax(last_logits)
 ranking = np.lexsort((np.arange(vocab), -probs))  # most probable first, lower id among equals
 
 # --- 1. logits -> softmax ---------------------------------------------------------------------
-# The interactive sections 1-3 are one fragment (their controls feed each other's charts): a
-# slider reruns them, not the sidebar or the logit lens. The sidebar prompt reruns the page; the
-# trace is shared, so that costs one forward per new prompt.
+# The interactive sections 1-3 are one fragment (the top-n choice feeds the knobs' chart), with
+# sections 2-3 a fragment inside it: a knob reruns only sections 2-3, the top-n slider 1-3,
+# never the sidebar or the logit lens. The sidebar prompt reruns the page; the trace is shared,
+# so that costs one forward per new prompt.
 
 
 @st.fragment
@@ -126,7 +127,14 @@ def controls_section() -> None:
         st.caption(t("logits_sampling.seed.caption"))
         st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="logits_sampling_seed_table")
 
+    knobs_section(top_ids, top_labels)
 
+
+@st.fragment
+def knobs_section(top_ids: list[int], top_labels: list[str]) -> None:
+    """The knobs and the seeded draws, nested in ``controls_section``: a knob or the number of
+    draws reruns only this part (the softmax chart and the table above stay as they are); the
+    top-n choice reruns both."""
     # --- 2. the knobs -------------------------------------------------------------------------
     st.header(t("logits_sampling.head.knobs"))
     st.markdown(t("logits_sampling.knobs.order"))
@@ -153,12 +161,15 @@ def controls_section() -> None:
         st.error(t("logits_sampling.knobs.invalid"))
         st.stop()
 
+    # One slot whatever the temperature says (a note or nothing): the elements below keep their
+    # place, so the browser updates their charts instead of drawing them anew.
+    note = st.empty()
     if temperature == 0:
-        st.info(t("logits_sampling.greedy"))
+        note.info(t("logits_sampling.greedy"))
     elif temperature < 1:
-        st.caption(t("logits_sampling.temp.sharper", t=f"{temperature:.2f}"))
+        note.caption(t("logits_sampling.temp.sharper", t=f"{temperature:.2f}"))
     elif temperature > 1:
-        st.caption(t("logits_sampling.temp.flatter", t=f"{temperature:.2f}"))
+        note.caption(t("logits_sampling.temp.flatter", t=f"{temperature:.2f}"))
 
     final = steps.final_probs
     final_top = int(np.lexsort((np.arange(vocab), -final))[0])
@@ -192,6 +203,7 @@ def controls_section() -> None:
             series_title=t("logits_sampling.legend.series"), original_name=t("logits_sampling.legend.original"),
             after_name=t("logits_sampling.legend.after"), status_title=t("logits_sampling.legend.status"),
         ),
+        live=True,  # the knobs change its title and bars, not its layout: the browser swaps the data
     )
 
     n_cut_k = int(steps.cut_by_top_k.sum())
@@ -249,6 +261,7 @@ def controls_section() -> None:
             series_title=t("logits_sampling.legend.series"), observed_name=t("logits_sampling.legend.observed"),
             expected_name=t("logits_sampling.legend.expected"), count_title=t("logits_sampling.axis.count"),
         ),
+        live=True,  # the knobs and N change which tokens, their bars and the title: all data
     )
     most = int(np.argmax(counts))
     st.caption(t("logits_sampling.hist.caption", n=n_samples, seed=ctx.seed, token=escape_markdown(token_labels(tokenizer, [most])[0]),

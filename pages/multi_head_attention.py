@@ -112,7 +112,7 @@ def main_heatmap(model_name: str, prompt: str, n_layer: int, n_head: int,
     spec = heatmap_spec(model_name, prompt, layer, head, show_scores, lang)
     left, right = st.columns([3, 1])
     with left:
-        draw.vega(spec=spec, width="content")
+        draw.vega(spec=spec, width="content", live=True)  # another head: new title and cells, same layout
     with right:
         st.markdown(t("multi_head_attention.behaviour.this", label=behaviour_text(b)))
         st.dataframe(pd.DataFrame({
@@ -202,7 +202,7 @@ def head_view(model_name: str, prompt: str, tokens: list[str], layer: int) -> No
                          format_func=lambda i: f"{i} · {tokens[i]}")
     query = min(int(query), n - 1)
     draw.vega(spec=head_view_spec(model_name, prompt, layer, query, st.session_state.get("lang", "en")),
-                       width="content")
+              width="content", live=True)  # another query or layer: new title and lines, same layout
     st.caption(t("multi_head_attention.view.caption"))
 
 
@@ -224,6 +224,49 @@ def coref_spec(weights: np.ndarray, shift: np.ndarray, rows: tuple[str, ...], co
     )
     return spec_of(alt.hconcat(left, right, spacing=24).resolve_scale(color="independent").properties(
         title=translate("multi_head_attention.coref.chart", lang, token=token)))
+
+
+def coref_table(model_name: str, pair_key: str, n_head: int) -> tuple[list[str], list[str], np.ndarray, np.ndarray, str]:
+    """Rows (heads), columns (trait → noun), weights, each head's shift and the prompts' last token."""
+    to_fruit, to_container = coref_probes(model_name, pair_key)
+    pair = next(p for p in ha.COREF_PAIRS if p.key == pair_key)
+    tokenizer = get_model(model_name).tokenizer
+    fruit, container = pair.fruit, pair.container
+    trait_f, trait_c = pair.fruit_trait, pair.container_trait
+    columns = [f"{trait_f} → {fruit}", f"{trait_f} → {container}", f"{trait_c} → {fruit}", f"{trait_c} → {container}"]
+    n_layer = to_fruit.attention.shape[0]
+    rows = [f"L{layer} H{h}" for layer in range(n_layer) for h in range(n_head)]
+    matrix = np.column_stack([
+        to_fruit.attention[..., 0].ravel(), to_fruit.attention[..., 1].ravel(),
+        to_container.attention[..., 1].ravel(), to_container.attention[..., 0].ravel(),
+    ])
+    shift = ha.coref_shift(to_fruit, to_container)
+    last = display_token(tokenizer.decode([tokenizer.encode(pair.to_fruit.prompt)[-1]]))
+    return rows, columns, matrix, shift, last
+
+
+def coref_chart(model_name: str, pair_key: str, lang: str, n_head: int) -> dict:
+    rows, columns, matrix, shift, last = coref_table(model_name, pair_key, n_head)
+    return coref_spec(matrix, shift.ravel(), tuple(rows), tuple(columns), last, lang)
+
+
+@st.cache_resource(show_spinner=False)
+def warm_coreference(model_name: str, lang: str, n_head: int) -> bool:
+    """Every pair's probes (two forward passes) and chart, computed once per server in the
+    background after the page's first visit: a student's first pick of a pair is then a lookup."""
+    from core.registry import SHUTTING_DOWN, start_worker
+
+    def work() -> None:
+        for pair in ha.COREF_PAIRS:
+            if SHUTTING_DOWN.is_set():
+                return
+            try:
+                coref_chart(model_name, pair.key, lang, n_head)
+            except Exception:  # a noun this model's tokenizer lacks: the page says so when it is picked
+                continue
+
+    start_worker(work, f"warm-coref-{model_name}-{lang}")
+    return True
 
 
 def coreference(model_name: str, lang: str, n_head: int) -> None:
@@ -260,19 +303,9 @@ def coreference(model_name: str, lang: str, n_head: int) -> None:
                           distractor=word(probe.distractor_id), pd=f"{100 * probe.p_distractor:.1f}",
                           verdict=verdict))
     st.caption(t("multi_head_attention.coref.verdicts"))
+    rows, _, _, shift, _ = coref_table(model_name, key, n_head)
     fruit, container = pair.fruit, pair.container
-    trait_f, trait_c = pair.fruit_trait, pair.container_trait
-    columns = [f"{trait_f} → {fruit}", f"{trait_f} → {container}", f"{trait_c} → {fruit}", f"{trait_c} → {container}"]
-    n_layer = to_fruit.attention.shape[0]
-    rows = [f"L{layer} H{h}" for layer in range(n_layer) for h in range(n_head)]
-    matrix = np.column_stack([
-        to_fruit.attention[..., 0].ravel(), to_fruit.attention[..., 1].ravel(),
-        to_container.attention[..., 1].ravel(), to_container.attention[..., 0].ravel(),
-    ])
-    shift = ha.coref_shift(to_fruit, to_container)
-    last = display_token(tokenizer.decode([tokenizer.encode(pair.to_fruit.prompt)[-1]]))
-    draw.vega(spec=coref_spec(matrix, shift.ravel(), tuple(rows), tuple(columns), last, lang),
-                       width="content")
+    draw.vega(spec=coref_chart(model_name, key, lang, n_head), width="content")
     best = int(np.argmax(np.abs(shift.ravel())))
     st.markdown(t("multi_head_attention.coref.best", head=rows[best], shift=f"{shift.ravel()[best]:+.2f}",
                   fruit=fruit, container=container))
@@ -317,6 +350,7 @@ def heads_section(model_name: str, prompt: str, n_layer: int, n_head: int) -> No
 
 heads_section(ctx.model_name, run.text, cfg.n_layer, cfg.n_head)
 st.fragment(coreference)(ctx.model_name, ctx.lang, cfg.n_head)
+warm_coreference(ctx.model_name, ctx.lang, cfg.n_head)
 
 st.subheader(t("multi_head_attention.try.title"))
 st.markdown(t("multi_head_attention.try.list"))

@@ -91,7 +91,9 @@ def show_chart(spec: dict[str, Any]) -> None:
     straight through, where plain records would go through pandas (tens of ms per chart)."""
     fast = dict(spec)
     fast["datasets"] = {name: pa.Table.from_pylist(rows) for name, rows in spec.get("datasets", {}).items()}
-    draw.vega(fast, width="stretch")
+    # A step changes the titles, the parameters and the data, never the layout: sent "live", the
+    # browser swaps the data into the charts it has instead of building them again.
+    draw.vega(fast, width="stretch", live=True)
 
 
 def code(token: str) -> str:
@@ -283,17 +285,20 @@ def step_controls(last: int) -> int:
 
 
 def step_headline(result: TrainResult, step: int) -> None:
+    # Two fixed slots (the ties note may be empty): the charts below keep their place from step
+    # to step, so the browser updates them instead of drawing them anew.
+    head, ties_note = st.empty(), st.empty()
     last = len(result.merges)
     if step == 0:
-        st.markdown(t("tokenization.step.start", last=last))
+        head.markdown(t("tokenization.step.start", last=last))
         return
     merge = result.merges[step - 1]
-    st.markdown(t("tokenization.step.merge", n=step, last=last, left=code(merge.pair[0]),
-                  right=code(merge.pair[1]), new=code(merge.new), count=merge.count))
+    head.markdown(t("tokenization.step.merge", n=step, last=last, left=code(merge.pair[0]),
+                    right=code(merge.pair[1]), new=code(merge.new), count=merge.count))
     if merge.n_tied:
         ties = ", ".join(f"{code(a)} + {code(b)}" for a, b in merge.ties[:6])
         more = merge.n_tied - min(len(merge.ties), 6)
-        st.caption(t("tokenization.step.ties", ties=ties + (f" … (+{more})" if more > 0 else "")))
+        ties_note.caption(t("tokenization.step.ties", ties=ties + (f" … (+{more})" if more > 0 else "")))
 
 
 def id_text(result: TrainResult, piece: str) -> str:

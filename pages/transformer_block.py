@@ -54,6 +54,12 @@ def attribution(model_name: str, text: str, token_id: int, position: int) -> blo
     return block.direct_logit_attribution(get_model(model_name).model, run.trace, token_id, position)
 
 
+@memo(maxsize=256)
+def neuron_tokens(model_name: str, layer: int, neuron: int) -> block.NeuronTokens:
+    """The tokens one neuron writes toward (a product with the whole unembedding), shared per choice."""
+    return block.neuron_output_tokens(get_model(model_name).model, layer, neuron, k=10)
+
+
 def neuron_index(model_name: str) -> block.NeuronIndex:
     """Top-firing corpus positions of every neuron, computed once per model and shared."""
     def compute(loaded) -> block.NeuronIndex:
@@ -106,38 +112,49 @@ labels = [f"{i}·{display_token(tok)}" for i, tok in enumerate(run.tokens)]
 norm_name, mlp_name = kind_name(cfg.norm, ctx.lang), kind_name(cfg.mlp, ctx.lang)
 
 # --- 1. one layer, drawn ------------------------------------------------------------------------
+# The layer and token pickers feed sections 1, 2 (writes, attribution), 4 (live norm), 5 (FFN,
+# neuron memory) and 6 (router). They and those parts are one fragment (``picked_sections``,
+# called at the end of the page), drawn into the slots below: a picker reruns them, not the
+# sidebar, the prompt-only charts or the other labs.
 st.header(t("transformer_block.layer.header"), anchor="tb-layer")
-pick = st.columns(2)
 if st.session_state.get("tb_token_prompt") != (ctx.model_name, run.text):  # a new prompt starts at its last token
     if "tb_token_prompt" in st.session_state:
         state.put("tb_token", n - 1)
     st.session_state["tb_token_prompt"] = (ctx.model_name, run.text)
-layer = pick[0].selectbox(t("transformer_block.pick.layer"), list(range(cfg.n_layer)),
-                          **state.bind("tb_layer", options=range(cfg.n_layer)), format_func=layer_name)
-position = pick[1].selectbox(t("transformer_block.pick.token"), list(range(n)),
-                             **state.bind("tb_token", default=n - 1, options=range(n)), format_func=lambda i: labels[i])
-layer, position = int(layer), int(position)
-ffn_shape = (f"{cfg.d_model}→{cfg.d_mlp}→{cfg.d_model}" if cfg.mlp != "swiglu"
-             else f"{cfg.d_model}→2×{cfg.d_mlp}→{cfg.d_model}")
-shapes = {
-    "x": f"{n} × {cfg.d_model}", "ln1": norm_name, "attn": t("transformer_block.layer.heads", h=cfg.n_head, n=n),
-    "add1": f"{n} × {cfg.d_model}", "ln2": norm_name, "ffn": f"{mlp_name}: {ffn_shape}", "add2": f"{n} × {cfg.d_model}",
-    "y": f"{n} × {cfg.d_model}",
-}
-diagram_labels = {k: t(f"transformer_block.layer.node.{k}", layer=layer) for k in shapes} | {
-    "skip": t("transformer_block.layer.skip")}
-# The shell widens diagrams to 760 px on phones (for the Overview's wide journey); these small
-# vertical ones fit a phone as they are. Static CSS, no user text.
-st.html("<style>[class*='st-key-tb_diagrams'] [data-testid='stGraphVizChart'] > div, "
-        "[class*='st-key-tb_diagrams'] [data-testid='stGraphVizChart'] svg { min-width: 0 !important; }</style>")
 presenting = presenter_on()  # larger letters in the drawings, and the room they need (≈16 px on screen)
-drawing, words = st.columns([1, 1] if presenting else [2, 3])  # side by side on a wide screen, stacked on a phone
-drawing = drawing.container(key="tb_diagrams")
-drawing.graphviz_chart(layer_dot(diagram_labels, shapes, ANCHORS, vertical=True,
-                                 font_size=PRESENTER_FONT_PT if presenting else DEFAULT_FONT_PT),
-                       width=560 if presenting else 300)
-words.caption(t("transformer_block.layer.caption", layer=layer, n=n, d=cfg.d_model, d_mlp=cfg.d_mlp, norm=norm_name,
-                mlp=mlp_name))
+slots = {"layer": st.container()}
+
+
+def layer_part() -> tuple[int, int]:
+    """The pickers and the drawing of the chosen layer; returns (layer, position)."""
+    pick = st.columns(2)
+    layer = pick[0].selectbox(t("transformer_block.pick.layer"), list(range(cfg.n_layer)),
+                              **state.bind("tb_layer", options=range(cfg.n_layer)), format_func=layer_name)
+    position = pick[1].selectbox(t("transformer_block.pick.token"), list(range(n)),
+                                 **state.bind("tb_token", default=n - 1, options=range(n)), format_func=lambda i: labels[i])
+    layer, position = int(layer), int(position)
+    ffn_shape = (f"{cfg.d_model}→{cfg.d_mlp}→{cfg.d_model}" if cfg.mlp != "swiglu"
+                 else f"{cfg.d_model}→2×{cfg.d_mlp}→{cfg.d_model}")
+    shapes = {
+        "x": f"{n} × {cfg.d_model}", "ln1": norm_name, "attn": t("transformer_block.layer.heads", h=cfg.n_head, n=n),
+        "add1": f"{n} × {cfg.d_model}", "ln2": norm_name, "ffn": f"{mlp_name}: {ffn_shape}", "add2": f"{n} × {cfg.d_model}",
+        "y": f"{n} × {cfg.d_model}",
+    }
+    diagram_labels = {k: t(f"transformer_block.layer.node.{k}", layer=layer) for k in shapes} | {
+        "skip": t("transformer_block.layer.skip")}
+    # The shell widens diagrams to 760 px on phones (for the Overview's wide journey); these small
+    # vertical ones fit a phone as they are. Static CSS, no user text.
+    st.html("<style>[class*='st-key-tb_diagrams'] [data-testid='stGraphVizChart'] > div, "
+            "[class*='st-key-tb_diagrams'] [data-testid='stGraphVizChart'] svg { min-width: 0 !important; }</style>")
+    drawing, words = st.columns([1, 1] if presenting else [2, 3])  # side by side on a wide screen, stacked on a phone
+    drawing = drawing.container(key="tb_diagrams")
+    drawing.graphviz_chart(layer_dot(diagram_labels, shapes, ANCHORS, vertical=True,
+                                     font_size=PRESENTER_FONT_PT if presenting else DEFAULT_FONT_PT),
+                           width=560 if presenting else 300)
+    words.caption(t("transformer_block.layer.caption", layer=layer, n=n, d=cfg.d_model, d_mlp=cfg.d_mlp, norm=norm_name,
+                    mlp=mlp_name))
+    return layer, position
+
 
 # --- 2. residual stream and direct logit attribution ----------------------------------------------
 st.header(t("transformer_block.resid.header"), anchor="tb-residual")
@@ -155,18 +172,22 @@ vega(charts.heat(np.stack(stage_values), tuple(stage_labels), tuple(labels),
                  title=t("transformer_block.resid.norm_title"), x_title=t("transformer_block.axis.token"),
                  y_title=t("transformer_block.axis.stage"), value_title=t("transformer_block.axis.norm"),
                  value_format=".2f"), width="stretch")
-write_series = [t("transformer_block.resid.series.pre"), t("transformer_block.resid.series.attn"),
-                t("transformer_block.resid.series.mlp")]
-writes = np.stack([norms.pre[:, position], norms.attn_out[:, position], norms.mlp_out[:, position]])
-vega(charts.grouped_bars(tuple(t("transformer_block.pick.layer_option", n=L) for L in range(cfg.n_layer)),
-                         tuple(write_series), writes,
-                         title=t("transformer_block.resid.write_title", token=labels[position]),
-                         x_title=t("transformer_block.axis.layer"), y_title=t("transformer_block.axis.norm"),
-                         series_title=t("transformer_block.axis.vector")), width="stretch")
+slots["resid"] = st.container()
+
+
+def writes_part(position: int) -> None:
+    write_series = [t("transformer_block.resid.series.pre"), t("transformer_block.resid.series.attn"),
+                    t("transformer_block.resid.series.mlp")]
+    writes = np.stack([norms.pre[:, position], norms.attn_out[:, position], norms.mlp_out[:, position]])
+    vega(charts.grouped_bars(tuple(t("transformer_block.pick.layer_option", n=L) for L in range(cfg.n_layer)),
+                             tuple(write_series), writes,
+                             title=t("transformer_block.resid.write_title", token=labels[position]),
+                             x_title=t("transformer_block.axis.layer"), y_title=t("transformer_block.axis.norm"),
+                             series_title=t("transformer_block.axis.vector")), width="stretch")
 
 
 @st.fragment
-def dla_section() -> None:
+def dla_section(position: int) -> None:
     st.subheader(t("transformer_block.dla.header"))
     st.markdown(t("transformer_block.dla.explain", norm=norm_name))
     top_ids, _ = block.top_next(run.logits[position], 10)
@@ -192,8 +213,6 @@ def dla_section() -> None:
                      colors=tuple(charts.KIND_COLORS[k] for k in dict.fromkeys(result.kinds))), width="stretch")
     st.caption(t("transformer_block.dla.caption", scale=f"{result.scale:.4f}"))
 
-
-dla_section()
 
 # --- 3. ablation --------------------------------------------------------------------------------
 st.header(t("transformer_block.ablate.header"), anchor="tb-ablation")
@@ -338,8 +357,11 @@ st.dataframe(pd.DataFrame({
 }), hide_index=True, width="stretch", key="tb_norm_compare")
 
 
+slots["live_norm"] = st.container()
+
+
 @st.fragment
-def live_norm() -> None:
+def live_norm(layer: int) -> None:
     st.subheader(t("transformer_block.norm.live.header", layer=layer))
     which_names = {w: t(f"transformer_block.norm.live.{w}") for w in ("ln1", "ln2")}  # translated in this run
     which = st.radio(t("transformer_block.norm.live.which"), ("ln1", "ln2"), horizontal=True, **state.bind("tb_norm_which"),
@@ -365,8 +387,6 @@ def live_norm() -> None:
                       series_title=t("transformer_block.axis.series"), x_format=".0f", height=220), width="stretch")
     st.caption(t("transformer_block.norm.live.caption"))
 
-
-live_norm()
 
 st.subheader(t("transformer_block.norm.prepost.header"))
 ln_labels = {"sublayer": t("transformer_block.norm.prepost.sublayer"), "norm": norm_name if cfg.norm else "LN",
@@ -408,26 +428,32 @@ silu = block.activation("silu", [-3.0, 0.0, 3.0])
 st.markdown(t("transformer_block.act.textbook", relu_in=str([int(v) for v in block.TEXTBOOK_RELU_IN]),
               relu_out=str([int(v) for v in relu_out]), s_neg=f"{silu[0]:.2f}", s_pos=f"{silu[2]:.2f}"))
 
-post = block.mlp_activations(run.trace, layer)  # (pos, d_mlp)
-strongest = np.lexsort((np.arange(post.shape[1]), -np.abs(post).max(axis=0)))[:HEATMAP_NEURONS]
-vega(charts.heat(post[:, strongest].T, tuple(f"n{int(i)}" for i in strongest), tuple(labels),
-                 title=t("transformer_block.ffn.heat_title", layer=layer, k=len(strongest), d_mlp=cfg.d_mlp),
-                 x_title=t("transformer_block.axis.token"), y_title=t("transformer_block.axis.neuron"),
-                 value_title=t("transformer_block.axis.activation"), diverging=True), width="stretch")
-top_ids, top_vals = block.top_neurons(post, position, 10)
-vega(charts.bars(tuple(f"n{int(i)}" for i in top_ids), tuple(top_vals.tolist()),
-                 title=t("transformer_block.ffn.top_title", token=labels[position], layer=layer),
-                 value_title=t("transformer_block.axis.activation"), label_title=t("transformer_block.axis.neuron")),
-     width="stretch")
+slots["ffn"] = st.container()
+
+
+def ffn_part(layer: int, position: int) -> int:
+    """The layer's strongest neurons and the token's top ten; returns the token's strongest neuron."""
+    post = block.mlp_activations(run.trace, layer)  # (pos, d_mlp)
+    strongest = np.lexsort((np.arange(post.shape[1]), -np.abs(post).max(axis=0)))[:HEATMAP_NEURONS]
+    vega(charts.heat(post[:, strongest].T, tuple(f"n{int(i)}" for i in strongest), tuple(labels),
+                     title=t("transformer_block.ffn.heat_title", layer=layer, k=len(strongest), d_mlp=cfg.d_mlp),
+                     x_title=t("transformer_block.axis.token"), y_title=t("transformer_block.axis.neuron"),
+                     value_title=t("transformer_block.axis.activation"), diverging=True), width="stretch")
+    top_ids, top_vals = block.top_neurons(post, position, 10)
+    vega(charts.bars(tuple(f"n{int(i)}" for i in top_ids), tuple(top_vals.tolist()),
+                     title=t("transformer_block.ffn.top_title", token=labels[position], layer=layer),
+                     value_title=t("transformer_block.axis.activation"), label_title=t("transformer_block.axis.neuron")),
+         width="stretch")
+    return int(top_ids[0])
 
 
 @st.fragment
-def memory_section() -> None:
+def memory_section(layer: int, top_neuron: int) -> None:
     st.subheader(t("transformer_block.kv.header"))
     st.markdown(t("transformer_block.kv.explain"))
     neuron = st.number_input(t("transformer_block.kv.neuron", d_mlp=cfg.d_mlp - 1), min_value=0, max_value=cfg.d_mlp - 1,
-                             step=1, **state.bind("tb_kv_neuron", default=int(top_ids[0]), low=0, high=cfg.d_mlp - 1))
-    out = block.neuron_output_tokens(model, layer, int(neuron), k=10)
+                             step=1, **state.bind("tb_kv_neuron", default=top_neuron, low=0, high=cfg.d_mlp - 1))
+    out = neuron_tokens(ctx.model_name, layer, int(neuron))
     c = st.columns(2)
     for col, ids, vals, key in ((c[0], out.up_ids, out.up_values, "up"), (c[1], out.down_ids, out.down_values, "down")):
         with col:
@@ -443,8 +469,6 @@ def memory_section() -> None:
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="tb_kv_contexts")
 
 
-memory_section()
-
 st.subheader(t("transformer_block.swiglu.header"))
 raw, llama2 = block.swiglu_hidden(4096)
 _, big = block.swiglu_hidden(4096, multiple_of=1024, ffn_dim_multiplier=1.3)
@@ -456,8 +480,10 @@ st.header(t("transformer_block.moe.header"), anchor="tb-moe")
 st.warning(t("transformer_block.moe.toy"))
 
 
-@st.fragment
-def moe_section() -> None:
+slots["moe"] = st.container()
+
+
+def moe_part(layer: int, position: int) -> None:
     hidden = run.trace[names.act_name("ln2", layer)][position]
     router = block.toy_router(cfg.d_model, N_EXPERTS, seed=0)
     routing = block.route(hidden, router, k=TOP_K)
@@ -479,7 +505,6 @@ def moe_section() -> None:
                   active=f"{TOP_K * ffn:,}", router=f"{N_EXPERTS * cfg.d_model:,}"))
 
 
-moe_section()
 st.dataframe(pd.DataFrame([{
     t("transformer_block.moe.col.model"): name, t("transformer_block.moe.col.total"): f"{total / 1e9:,.0f} B",
     t("transformer_block.moe.col.experts"): experts, t("transformer_block.moe.col.per_token"): per_token,
@@ -487,3 +512,28 @@ st.dataframe(pd.DataFrame([{
     t("transformer_block.moe.col.share"): f"{100 * active / total:.1f} %",
 } for name, total, experts, per_token, active in TEXTBOOK_MOE]), hide_index=True, width="stretch", key="tb_moe_table")
 st.caption(t("transformer_block.moe.source"))
+
+
+@st.fragment
+def picked_sections(slots: dict) -> None:
+    """The layer and token pickers and every part they feed, each drawn into its slot above.
+
+    A picker change reruns this fragment only. The parts with controls of their own (the
+    attribution target, the live norm's choice, the neuron) are fragments inside it, so their
+    controls rerun only themselves.
+    """
+    with slots["layer"]:
+        layer, position = layer_part()
+    with slots["resid"]:
+        writes_part(position)
+        dla_section(position)
+    with slots["live_norm"]:
+        live_norm(layer)
+    with slots["ffn"]:
+        top_neuron = ffn_part(layer, position)
+        memory_section(layer, top_neuron)
+    with slots["moe"]:
+        moe_part(layer, position)
+
+
+picked_sections(slots)

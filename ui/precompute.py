@@ -9,7 +9,14 @@ asks before the hook has finished waits for that one computation instead of repe
 - ``embeddings.table``: the whole embedding table, its two 3-D PCA projections and every
   token's display label and corpus category (the Embeddings page's map, neighbours, analogies).
 - ``prompts.presets``: the forward pass (trace) of every sidebar preset prompt, so the first
-  visit of each page with the default or a preset prompt finds its trace ready.
+  visit of each page with the default or a preset prompt finds its trace ready (models every
+  session can pick only: a Training snapshot or a live-trained model runs just its own prompts).
+
+``AFTER_START`` are computed for the built-ins only, once both are loaded, prepared and the heap
+frozen (``ui.resources.start_background_load``), so the first Overview does not wait for them:
+
+- ``block.neuron_index``: the Transformer block page's top-firing corpus positions of every
+  neuron (~1 s per model); any other model builds it on the page's first use, under the same key.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ from ui.tokens import display_token
 
 EMBEDDINGS_TABLE = "embeddings.table"
 PRESET_RUNS = "prompts.presets"
+NEURON_INDEX = "block.neuron_index"  # the key pages/transformer_block.py reads with shared()
 MAX_PCA_VOCAB = 60_000  # a larger table is projected when a page first asks, not at load
 
 
@@ -44,11 +52,21 @@ class TableView:
     trained: tuple[int, ...] | None = None
 
 
+def _embedding_rows(model: Any) -> np.ndarray:
+    """The token-embedding table as numpy: a view of the model's own float32 CPU weights (made
+    read-only for the pages by ``freeze``; the shared model is never trained in this process),
+    not a 3 MB copy per model and snapshot; other dtypes and devices: ``embedding_matrix()``'s copy."""
+    weight = getattr(getattr(model, "wte", None), "weight", None)
+    if weight is not None and str(weight.dtype) == "torch.float32" and weight.device.type == "cpu":
+        return weight.detach().numpy()
+    return model.embedding_matrix()
+
+
 def embeddings_table(loaded: Any) -> TableView:
     """PCA of the full table (``core.vectors.pca_3d``) and per-token labels and categories."""
     from core.corpus import category_words
 
-    matrix = loaded.model.embedding_matrix()
+    matrix = _embedding_rows(loaded.model)
     vocab = loaded.tokenizer.vocab()
     categories = vectors.token_categories(vocab, category_words(None))
     words = [i for i, category in enumerate(categories) if category is not None]
@@ -63,6 +81,14 @@ def embeddings_table(loaded: Any) -> TableView:
         categories=categories,
         trained=trained or None,
     )
+
+
+def neuron_index(loaded: Any) -> Any:
+    """Top-firing corpus positions of every neuron (``core.block.build_neuron_index``), once per model."""
+    from core import block
+
+    small = loaded.config.n_layer * loaded.config.d_mlp <= 8192  # our models: ~1 s; a GPT-2-sized one gets fewer texts
+    return block.build_neuron_index(loaded.model, loaded.tokenizer, block.corpus_documents(240 if small else 40))
 
 
 def hooks(run_prompt: Callable[[str, str], Any], name_of: Callable[[Any], str | None]) -> dict[str, Callable[[Any], Any]]:
@@ -88,3 +114,6 @@ def hooks(run_prompt: Callable[[str, str], Any], name_of: Callable[[Any], str | 
         return done
 
     return {EMBEDDINGS_TABLE: table_if_small, PRESET_RUNS: preset_runs}
+
+
+AFTER_START: dict[str, Callable[[Any], Any]] = {NEURON_INDEX: neuron_index}

@@ -74,6 +74,17 @@ RUN_CACHE_MB_ENV_VAR = "TOKEN_JOURNEY_RUN_CACHE_MB"
 # ... and at most this many MB of trace arrays (a built-in's trace: 0.25 MB for 6 tokens, 9.5 MB
 # at n_ctx = 128; the newest run is always kept), so memory stays flat over a lesson.
 RUN_CACHE_MB = int(os.environ.get(RUN_CACHE_MB_ENV_VAR, "96"))
+SNAPSHOT_MB_ENV_VAR = "TOKEN_JOURNEY_SNAPSHOT_MB"
+# Evictable models (the Training page's snapshots, ``ui.session_models``) kept loaded together, at
+# most this many MB as ``estimate_bytes`` counts them (~13-16 MB per snapshot of a built-in: its
+# weights, the tokenizer it shares with the built-in and its embedding-map table; ~7 MB of it its
+# own), so 2-3 at once; the least recently used is unloaded and loaded again (~0.1-0.3 s) when a
+# session next uses it.
+try:
+    SNAPSHOT_MB = float(os.environ.get(SNAPSHOT_MB_ENV_VAR, "") or 40)
+except ValueError:
+    print(f"[token-journey] {SNAPSHOT_MB_ENV_VAR} is not a number; using 40", file=sys.stderr)
+    SNAPSHOT_MB = 40.0
 
 
 def limit_cpu_threads() -> None:
@@ -91,7 +102,7 @@ def limit_cpu_threads() -> None:
 
 # --- the process-wide registry -------------------------------------------------------------
 
-_REGISTRY = ModelRegistry()
+_REGISTRY = ModelRegistry(evictable_bytes=int(max(0.0, SNAPSHOT_MB) * 1024 * 1024))
 _RUNS = ResultCache(maxsize=RUN_CACHE_SIZE, max_bytes=RUN_CACHE_MB * 1024 * 1024)
 _BUILTINS: tuple[str, ...] = tuple(core.BUILTIN_PRESETS)
 
@@ -177,12 +188,21 @@ def registry() -> ModelRegistry:
     return _REGISTRY
 
 
-def register(name: str, loader: Callable[[], Any], *, replace: bool = False) -> None:
+def register(name: str, loader: Callable[[], Any], *, replace: bool = False, evictable: bool = False) -> None:
     """Make another model selectable: ``loader()`` returns a ``LoadedModel``-like object.
 
-    It is called at most once, on first use (or ``registry().load_in_background([name])``).
+    It is called at most once, on first use (or ``registry().load_in_background([name])``);
+    ``evictable``: it may be unloaded under ``SNAPSHOT_MB`` and is then called again on next use.
     """
-    _REGISTRY.register(name, loader, replace=replace)
+    _REGISTRY.register(name, loader, replace=replace, evictable=evictable)
+
+
+def _forget_runs(name: str) -> None:
+    """An unloaded model's cached forward passes go with it (they come back on its next use)."""
+    _RUNS.discard_where(lambda key: isinstance(key, tuple) and bool(key) and key[0] == name)
+
+
+_REGISTRY.on_evict(_forget_runs)
 
 
 def available_model_names() -> list[str]:
@@ -291,6 +311,27 @@ def _freeze_heap(_name: str = "", _loaded: Any = None) -> None:
         gc.freeze()
 
 
+MALLOC_TRIM_ENV_VAR = "TOKEN_JOURNEY_MALLOC_TRIM"
+
+
+def trim_heap() -> None:
+    """Give the C heap's free pages back to the system (glibc ``malloc_trim``; elsewhere nothing).
+
+    Every rerun allocates and frees traces, chart specs and protobufs on Streamlit's script
+    threads; glibc keeps what was freed in its arenas, so without this the resident size creeps
+    up over a lesson although the caches stay within their budgets. ``TOKEN_JOURNEY_MALLOC_TRIM=0``
+    turns it off (before/after measurements).
+    """
+    if os.environ.get(MALLOC_TRIM_ENV_VAR, "1") == "0" or not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # musl or another libc: nothing to trim
+        pass
+
+
 REFREEZE_EVERY_S = 20.0
 
 
@@ -307,6 +348,7 @@ def _refreeze_while_serving() -> None:
         if grown != seen:
             seen = grown
             _freeze_heap()
+        trim_heap()  # a few ms; the pages freed since the last check go back to the system
 
 
 def _warm_imports() -> None:
@@ -323,11 +365,64 @@ def _warm_imports() -> None:
     import ui.charts.vectors  # noqa: F401
 
 
+def _after_start() -> None:
+    """The built-ins' second-tier tables (``ui.precompute.AFTER_START``: the neuron index), once the
+    Overview can already be served; then frozen and trimmed like the rest."""
+    from ui.precompute import AFTER_START
+
+    for name in _BUILTINS:
+        for key, fn in AFTER_START.items():
+            if SHUTTING_DOWN.is_set():
+                return
+            try:
+                _REGISTRY.derived(name, key, fn)
+            except Exception:  # the page that needs it computes it again and shows the error
+                continue
+    _freeze_heap()
+    trim_heap()
+
+
+MEMLOG_ENV_VAR = "TOKEN_JOURNEY_MEMLOG"
+
+
+def memory_report() -> str:
+    """One line: resident size and what the shared caches hold (estimated), for the server log."""
+    from core.registry import MEMO_BUDGET
+
+    rss = 0.0
+    try:
+        with open("/proc/self/status") as status:
+            rss = next((int(line.split()[1]) / 1024 for line in status if line.startswith("VmRSS:")), 0.0)
+    except OSError:
+        pass
+    resident = _REGISTRY.resident()
+    from core.registry import _MEMOS, _MEMOS_LOCK
+
+    with _MEMOS_LOCK:
+        memos = [(cache.total_bytes, len(cache), ident[1]) for ident, cache in _MEMOS.items()]
+    top = ", ".join(f"{name} {size / 2**20:.1f} MB/{n}" for size, n, name in sorted(memos, reverse=True)[:4] if size)
+    return (f"rss {rss:.0f} MB; runs {len(_RUNS)} ({_RUNS.total_bytes / 2**20:.1f} MB); memo "
+            f"{MEMO_BUDGET.total_bytes / 2**20:.1f} of {MEMO_BUDGET.max_bytes / 2**20:.0f} MB ({MEMO_BUDGET.evictions} "
+            f"evicted; largest: {top or '-'}); snapshots loaded {len(resident)} ({sum(resident.values()) / 2**20:.1f} MB, "
+            f"{_REGISTRY.evictions} unloaded)")
+
+
+def _log_memory(every_s: float) -> None:
+    while not SHUTTING_DOWN.wait(every_s):
+        print(f"[token-journey] memory: {memory_report()}", file=sys.stderr, flush=True)
+
+
 def start_background_load() -> None:
     """Load both built-ins (and run every precompute hook) on a daemon thread, once per process."""
     if _STARTED.is_set():
         return
     _STARTED.set()
+    try:  # TOKEN_JOURNEY_MEMLOG=60: the memory line above in the server log every 60 s
+        memlog_s = float(os.environ.get(MEMLOG_ENV_VAR, "0") or 0)
+    except ValueError:
+        memlog_s = 0.0
+    if memlog_s > 0:
+        start_worker(_log_memory, "token-journey-memlog", max(1.0, memlog_s))
     if os.environ.get(BACKGROUND_ENV_VAR, "1") == "0":
         return
 
@@ -345,6 +440,8 @@ def start_background_load() -> None:
                 continue
             _REGISTRY.wait_ready(name, timeout=120)
         _freeze_heap()
+        trim_heap()  # loading and precomputing freed a lot (temporary float64 tables, forwards)
+        _after_start()
         if os.environ.get(GC_FREEZE_ENV_VAR, "1") != "0":
             _refreeze_while_serving()
 
@@ -352,8 +449,10 @@ def start_background_load() -> None:
 
 
 def _name_of(loaded: Any) -> str | None:
-    """The registry name under which ``loaded`` was loaded."""
-    for name in _REGISTRY.names():
+    """The registry name of a model every session can pick (a built-in or the teacher's own) under
+    which ``loaded`` was loaded; None for a session model (a snapshot, a live-trained model):
+    only the session that asked sees those, so their preset prompts are not run ahead."""
+    for name in (*_BUILTINS, *_FOREIGN):
         if _REGISTRY.is_loaded(name) and _REGISTRY.get(name) is loaded:
             return name
     return None

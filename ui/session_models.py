@@ -8,6 +8,8 @@ tampered client is checked like any other model name: not offered to this sessio
 
 - ``snapshot_model_name(preset, step)``: registers "classic @ step 241" after checking the preset
   against the built-ins and the step against the snapshot index (never a path from a value).
+  Snapshots are *evictable*: the registry keeps the recently used ones within a byte budget
+  (``ui.resources.SNAPSHOT_MB``) and loads an unloaded one again when a session uses it.
 - ``add_trained(loaded)``: a live-trained model; at most ``MAX_TRAINED`` are kept process-wide
   (the oldest is dropped from the registry; its sessions fall back to the default model).
 - ``offer(name)`` / ``mine()`` / ``visible(names)``: this session's list.
@@ -71,13 +73,20 @@ def snapshot_model_name(preset: str, step: int) -> str:
         if name not in _LOADERS:
             def load(preset: str = preset, step: int = step) -> Any:
                 resources.limit_cpu_threads()
-                return load_snapshot(preset, step, root=SNAPSHOT_ROOT)
+                # The server's own built-in lends its tokenizer (and is the final step's model)
+                # when the snapshots are those of assets/models.
+                same = os.path.realpath(SNAPSHOT_ROOT) == os.path.realpath(ASSETS_MODELS)
+                shipped = resources.get_model(preset) if same and preset in resources.builtin_model_names() else None
+                return load_snapshot(preset, step, root=SNAPSHOT_ROOT, shipped=shipped)
 
             load.__name__ = f"load_snapshot_{preset}_{step}"
             _LOADERS[name] = load
             _SCOPED.add(name)
         loader = _LOADERS[name]
-    resources.register(name, loader)  # the same loader again is a no-op
+    # Evictable: past the registry's byte budget for session models (TOKEN_JOURNEY_SNAPSHOT_MB)
+    # the least recently used snapshot is unloaded; a session still viewing it gets it loaded
+    # again, the same weights, on its next use.
+    resources.register(name, loader, evictable=True)  # the same loader again is a no-op
     return name
 
 

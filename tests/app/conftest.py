@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -27,6 +29,40 @@ def open_page(page: str | None, lang: str = "en", prompt: str | None = None, tim
         at.switch_page(f"pages/{page}.py")
         at.run()
     return at
+
+
+def vega_spec(element: Any) -> dict:
+    """A Vega-Lite element's spec as the student sees it. A chart drawn "live"
+    (``ui.charts.live``: its title and parameters travel in its data, so its spec stays the
+    same while a control moves) gets them written back from the datasets Streamlit sent."""
+    from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
+
+    from ui.charts.live import is_live, resolve_live
+
+    spec = json.loads(element.proto.spec)
+    if not is_live(spec):
+        return spec
+    datasets = {d.name: convert_arrow_bytes_to_pandas_df(d.data.data) for d in element.proto.datasets}
+    plain = resolve_live({**spec, "datasets": datasets})
+    return {k: v for k, v in plain.items() if k != "datasets"}
+
+
+def vega_charts_by_place(at: AppTest) -> dict[tuple[int, ...], Any]:
+    """Every Vega-Lite element of the main area by its place in the page (the child indices from
+    the main block down). The browser keeps a chart's drawing only while the chart stays at the
+    same place with the same spec text: a control must not move the charts below it."""
+    found: dict[tuple[int, ...], Any] = {}
+
+    def walk(node: Any, path: tuple[int, ...]) -> None:
+        children = getattr(node, "children", None)
+        if isinstance(children, dict):
+            for index, child in children.items():
+                walk(child, (*path, index))
+        elif getattr(node, "type", None) == "vega_lite_chart":
+            found[path] = node
+
+    walk(at.main, ())
+    return found
 
 
 def chart_title(spec: dict) -> str:

@@ -10,7 +10,7 @@ from altair.utils.schemapi import validate_jsonschema
 from altair.vegalite.v6.schema import load_schema
 from streamlit.testing.v1 import AppTest
 
-from tests.app.conftest import assert_clean, chart_title, open_page
+from tests.app.conftest import assert_clean, chart_title, open_page, vega_charts_by_place, vega_spec
 
 PAGE = "logits_sampling"
 KNOB_KEYS = ("logits_sampling_temperature", "logits_sampling_top_k", "logits_sampling_top_p",
@@ -34,7 +34,7 @@ def _metric(at: AppTest, label: str) -> str:
 
 
 def _charts(at: AppTest) -> list[dict]:
-    return [json.loads(chart.proto.spec) for chart in at.get("vega_lite_chart")]
+    return [vega_spec(chart) for chart in at.get("vega_lite_chart")]
 
 
 def _chart_titled(at: AppTest, words: str) -> dict:
@@ -193,7 +193,28 @@ def test_temperature_zero_labels_follow_the_logits() -> None:
     assert set(status[3:]) == {"cut by top-k"}
     from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
 
-    element = next(c for c in at.get("vega_lite_chart") if "after the knobs" in chart_title(json.loads(c.proto.spec)))
+    element = next(c for c in at.get("vega_lite_chart") if "after the knobs" in chart_title(vega_spec(c)))
     rows = convert_arrow_bytes_to_pandas_df(element.proto.datasets[0].data.data)
     notes = {n for n in rows["note"] if n}
     assert "✂ kept" not in notes and "✂ not the top token (T = 0)" in notes
+
+
+def test_the_temperature_changes_the_data_not_the_layout() -> None:
+    """The browser keeps a chart's view only while the chart stays in its place with the same
+    spec text (then it swaps the data in): a note that comes and goes with the temperature must
+    not move the charts below it, and the knobs chart carries its changing title as data."""
+    at = open_page(PAGE, lang="en")
+    seen = {}
+    for temperature in (1.0, 1.05, 0.0, 2.5):
+        at.slider(key="logits_sampling_temperature").set_value(temperature).run()
+        assert_clean(at)
+        seen[temperature] = vega_charts_by_place(at)
+    places = list(seen[1.0])
+    assert all(list(charts) == places for charts in seen.values())
+    knobs = next(p for p in places if "after the knobs" in chart_title(vega_spec(seen[1.0][p])))
+    draws = next(p for p in places if "draws with seed" in chart_title(vega_spec(seen[1.0][p])))
+    for chart in (knobs, draws):
+        assert len({charts[chart].proto.spec for charts in seen.values()}) == 1
+        assert len({charts[chart].proto.datasets[0].data.data for charts in seen.values()}) == len(seen)
+    titles = {temperature: chart_title(vega_spec(charts[knobs])) for temperature, charts in seen.items()}
+    assert "T = 2.50" in titles[2.5] and "T = 1.05" in titles[1.05] and "T = 0.00" in titles[0.0]

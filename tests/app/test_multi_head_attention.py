@@ -15,7 +15,7 @@ from streamlit.testing.v1 import AppTest
 import core
 from core import head_analysis as ha
 from core import names
-from tests.app.conftest import assert_clean, chart_title, open_page
+from tests.app.conftest import assert_clean, chart_title, open_page, vega_charts_by_place, vega_spec
 from ui.i18n import translate
 
 PAGE = "multi_head_attention"
@@ -36,7 +36,7 @@ def trace_of(prompt: str, name: str = "classic") -> dict[str, np.ndarray]:
 def charts(at: AppTest) -> dict[str, list[pd.DataFrame]]:
     out = {}
     for element in at.get("vega_lite_chart"):
-        spec = json.loads(element.proto.spec)
+        spec = vega_spec(element)
         out[chart_title(spec)] = [convert_arrow_bytes_to_pandas_df(d.data.data) for d in element.proto.datasets]
     return out
 
@@ -230,7 +230,7 @@ def test_clicking_a_head_in_the_grid_selects_it(monkeypatch: pytest.MonkeyPatch)
     assert at.selectbox(key="mha_layer").value == 1 and at.selectbox(key="mha_head").value == 2
     enlarged = translate("multi_head_attention.heatmap.title", "en", layer=1, head=2,
                          kind=translate("multi_head_attention.kind.weights", "en"))
-    assert any(chart_title(json.loads(c.proto.spec)) == enlarged for c in at.get("vega_lite_chart"))
+    assert any(chart_title(vega_spec(c)) == enlarged for c in at.get("vega_lite_chart"))
     at.run()  # the same (kept) selection is not applied again: the boxes stay free to change
     at.selectbox(key="mha_head").set_value(3).run()
     assert at.selectbox(key="mha_head").value == 3
@@ -259,3 +259,35 @@ def test_outline_and_grid_frame_follow_the_chosen_head_on_the_cached_charts() ->
     assert not at.exception
     assert outlined() == [(1, 2)]
     assert framed() == [f"x{1 * n_head + 2 + 1} domain"]
+
+
+def test_another_head_changes_the_heatmaps_data_not_its_spec() -> None:
+    """Head select: the enlarged heatmap keeps its place and spec text (the browser swaps the
+    cells and the title in); its title still names the chosen head."""
+    at = open_page("multi_head_attention", lang="en")
+    seen = {}
+    for head in (0, 1, 3):
+        at.selectbox(key="mha_head").set_value(head).run()
+        assert_clean(at)
+        seen[head] = vega_charts_by_place(at)
+    places = list(seen[0])
+    assert all(list(charts) == places for charts in seen.values())
+    kind = translate("multi_head_attention.kind.weights", "en")
+    titles = {head: translate("multi_head_attention.heatmap.title", "en", layer=0, head=head, kind=kind) for head in seen}
+    enlarged = next(p for p in places if chart_title(vega_spec(seen[0][p])) == titles[0])
+    assert len({charts[enlarged].proto.spec for charts in seen.values()}) == 1
+    assert all(chart_title(vega_spec(charts[enlarged])) == titles[head] for head, charts in seen.items())
+
+
+def test_another_query_changes_the_head_views_data_not_its_spec() -> None:
+    """The head view's query select: the same spec text, another title (it names the token)."""
+    at = open_page("multi_head_attention", lang="en")
+    seen = {}
+    for query in (0, 2, 3):
+        at.selectbox(key="mha_query").set_value(query).run()
+        assert_clean(at)
+        seen[query] = {chart_title(vega_spec(c)): c for c in at.get("vega_lite_chart")}
+    prefix = translate("multi_head_attention.view.chart", "en", layer=0, token="<q>").split("<q>")[0]
+    views = {query: next(c for title, c in charts.items() if title.startswith(prefix)) for query, charts in seen.items()}
+    assert len({view.proto.spec for view in views.values()}) == 1
+    assert len({chart_title(vega_spec(view)) for view in views.values()}) == len(views)

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.app.conftest import assert_clean, open_page
+from tests.app.conftest import assert_clean, chart_title, open_page, vega_charts_by_place, vega_spec
 
 SEEDS = "low low low low low lower lower newest newest newest widest widest widest"
 
@@ -44,7 +42,7 @@ def test_renders_in_both_languages_with_the_seeds_corpus(lang: str) -> None:
     charts = at.get("vega_lite_chart")
     assert len(charts) >= 3  # word chips, token-count curve, encoded word
     for chart in charts:
-        spec = json.loads(chart.proto.spec)
+        spec = vega_spec(chart)
         assert spec.get("title"), "every chart has a title"
     title = "Tokenization" if lang == "en" else "分词"
     assert title in at.title[0].value
@@ -277,7 +275,7 @@ def test_word_chips_and_encoded_word_show_each_tokens_vocabulary_id(lang: str) -
     seen: dict[str, str] = {}
     with_id = 0
     for chart in at.get("vega_lite_chart"):
-        spec = json.loads(chart.proto.spec)
+        spec = vega_spec(chart)
         tooltips = [t for layer in spec.get("layer", []) for t in layer.get("encoding", {}).get("tooltip", [])]
         if id_title not in [t.get("title") for t in tooltips]:
             continue
@@ -302,3 +300,24 @@ def test_the_pair_caption_names_the_winner_of_the_corpus_shown(lang: str) -> Non
     winner = f"({left}, {right})"
     captions = _captions(at)
     assert winner in captions and count in captions[captions.index(winner):], (winner, count, captions)
+
+
+def test_a_merge_step_changes_the_charts_data_not_their_specs() -> None:
+    """The merge slider: every chart (chips, curve, encoded word) keeps its place and its spec
+    text from step to step (a ties note may come and go above them), so the browser swaps the
+    data into the charts it has; titles and the curve's marked step travel as data."""
+    at = _open("en")
+    seen = {}
+    for step in (0, 1, 4, 2, 6):
+        _step_to(at, step)
+        seen[step] = vega_charts_by_place(at)
+    places = list(seen[0])
+    assert len(places) >= 3 and all(list(charts) == places for charts in seen.values())
+    for place in places:
+        assert len({charts[place].proto.spec for charts in seen.values()}) == 1, place
+    for step, charts in seen.items():  # the chips' title names the step
+        assert f"after {step} merges" in chart_title(vega_spec(charts[places[0]]))
+    curve = next(p for p in places if any(q.get("name") == "current" for q in vega_spec(seen[0][p]).get("params", [])))
+    current = {step: {q["name"]: q["value"] for q in vega_spec(charts[curve])["params"]}["current"]
+               for step, charts in seen.items()}
+    assert current == {step: step for step in seen}

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.app.conftest import open_page
+from tests.app.conftest import open_page, vega_spec
 from ui import nav
 
 # Words the Chinese textbook writes in Latin letters itself, names and units.
@@ -132,7 +132,7 @@ def visible_text(at: Any) -> Iterator[tuple[str, str]]:
             yield "table header", str(column)
     for el in at.get("vega_lite_chart"):
         texts: list[str] = []
-        _vega_text(json.loads(el.proto.spec), texts)
+        _vega_text(vega_spec(el), texts)
         yield from (("chart", x) for x in texts)
     for el in at.get("plotly_chart"):
         texts = []

@@ -131,3 +131,19 @@ def test_output_pages_in_dark_theme(browser: Browser, app_url: str, screenshot_d
         _shoot(page, screenshot_dir / "generation.dark.png")
     finally:
         context.close()
+
+
+def test_a_knob_updates_the_knobs_chart_in_place(page: Page, app_url: str) -> None:
+    """The knobs chart is sent "live" (``ui.charts.live``): a move swaps its data into the Vega
+    view the browser already has (the same drawing surface, no new chart) and the title, carried
+    in the data, still says the temperature."""
+    _open(page, f"{app_url}/logits_sampling", "en")
+    chart = _chart(page, 1)
+    chart.evaluate("el => { window.__tjSurface = el.querySelector('svg, canvas'); }")
+    _move_slider(page, "logits_sampling_temperature", "0.50")
+    assert_no_error(page)
+    chart = _chart(page, 1)
+    assert chart.evaluate("el => el.querySelector('svg, canvas') === window.__tjSurface"), "the chart was rebuilt"
+    title = chart.evaluate("el => [...el.querySelectorAll('.role-title-text text, .role-title-text tspan')]"
+                           ".map(t => t.textContent).join('')")
+    assert "T = 0.50" in title, title

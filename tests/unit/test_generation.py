@@ -162,7 +162,8 @@ def test_bad_prompts_raise() -> None:
 def test_timing_is_a_median_of_warm_repetitions(monkeypatch: pytest.MonkeyPatch) -> None:
     import core.generation as gen
 
-    assert gen.TIMING_REPEATS >= 20 and GenerationSettings().timing_repeats == gen.TIMING_REPEATS
+    repeats = gen.TIMING_REPEATS
+    assert repeats >= 9 and repeats % 2 == 1 and GenerationSettings().timing_repeats == repeats
     model = build_model(GPTConfig.tiny(), seed=1).eval()
     calls: list[int] = []
     real_forward = gen._forward
@@ -172,15 +173,48 @@ def test_timing_is_a_median_of_warm_repetitions(monkeypatch: pytest.MonkeyPatch)
         return real_forward(model_, ids, past)
 
     monkeypatch.setattr(gen, "_forward", counting)
-    # A fake clock: the 21 timed runs last 1 ... 21 "seconds" in a shuffled order -> median 11
-    # (the mean would be 11 too, so one run is made very slow: the median ignores it).
-    durations = [float(d) for d in np.random.default_rng(0).permutation(np.arange(1, 22))]
-    durations[durations.index(21.0)] = 1000.0
+    # A fake clock: the timed runs last 1 ... R "seconds" in a shuffled order -> median (R + 1) / 2
+    # (the mean would be the same, so the slowest run is made very slow: the median ignores it).
+    durations = [float(d) for d in np.random.default_rng(0).permutation(np.arange(1, repeats + 1))]
+    durations[durations.index(float(repeats))] = 1000.0
     ticks = iter([x for d in durations for x in (0.0, d)])
     monkeypatch.setattr(gen.time, "perf_counter", lambda: next(ticks))
     logits, _, seconds = gen.timed_forward(model, PROMPT, None)
-    assert len(calls) == 1 + gen.TIMING_REPEATS  # one warm-up, then the timed runs
-    assert seconds == pytest.approx(11.0)
+    assert len(calls) == 1 + repeats  # one warm-up, then the timed runs
+    assert seconds == pytest.approx((repeats + 1) / 2)
     assert_close32(logits.numpy(), model.logits(PROMPT)[-1], ulps=256)
     with pytest.raises(ValueError, match="timing_repeats"):
         GenerationSettings(timing_repeats=0)
+
+
+def test_a_shape_is_timed_once_per_model_and_then_reused(monkeypatch: pytest.MonkeyPatch) -> None:
+    import core.generation as gen
+
+    model = build_model(GPTConfig.tiny(), seed=1).eval()
+    other = build_model(GPTConfig.tiny(), seed=1).eval()
+    calls: list[int] = []
+    real_forward = gen._forward
+
+    def counting(model_, ids, past):  # noqa: ANN001, ANN202
+        calls.append(len(ids))
+        return real_forward(model_, ids, past)
+
+    monkeypatch.setattr(gen, "_forward", counting)
+    clock = iter(range(10_000))  # every timed run "lasts" one tick
+    monkeypatch.setattr(gen.time, "perf_counter", lambda: float(next(clock)))
+    _, present, first = gen.timed_forward(model, PROMPT, None, repeats=5)
+    assert len(calls) == 6 and first == pytest.approx(1.0)
+    # Other token ids, same shape: the forward runs (its own logits), the median is reused.
+    logits, _, again = gen.timed_forward(model, [7, 7, 7, 7], None, repeats=5)
+    assert len(calls) == 7 and again == first
+    assert_close32(logits.numpy(), model.logits([7, 7, 7, 7])[-1], ulps=256)
+    # A new shape (one new position on a cache of 4), another model, or reuse=False: measured again.
+    gen.timed_forward(model, [3], present, repeats=5)
+    assert len(calls) == 13
+    gen.timed_forward(other, PROMPT, None, repeats=5)
+    assert len(calls) == 19
+    gen.timed_forward(model, PROMPT, None, repeats=5, reuse=False)
+    assert len(calls) == 25
+    gen.forget_timings(model)
+    gen.timed_forward(model, PROMPT, None, repeats=5)
+    assert len(calls) == 31

@@ -199,6 +199,29 @@ def test_memo_keys_by_content_and_survives_redefinition() -> None:
     assert len(calls) == 4
 
 
+def test_memo_keys_plain_lists_by_value_and_keeps_kinds_apart() -> None:
+    """Long lists of strings / ints / floats are keyed as they are (fast), still by content and
+    kind: 1, 1.0 and True are three calls; NaN equals itself; a list is not a tuple."""
+    from core.registry import memo
+
+    calls: list[object] = []
+
+    @memo(maxsize=32)
+    def echo(items) -> int:
+        calls.append(items)
+        return len(calls)
+
+    labels = [f"t{i}" for i in range(6000)] + [None]
+    first = echo(labels)
+    assert echo(list(labels)) == first and len(calls) == 1  # equal content, another list: a hit
+    assert echo(labels[:-1] + ["None"]) != first  # None is not the string "None"
+    for n in (1, 100):  # short lists take the general path, long ones the fast one: the same rules
+        assert len({echo([1] * n), echo([1.0] * n), echo([True] * n)}) == 3
+        assert echo([float("nan")] + [2.0] * n) == echo([float("nan")] + [2.0] * n)
+        assert echo(tuple(range(n))) != echo(list(range(n)))
+        assert echo([1, "a"] * n) == echo([1, "a"] * n)  # mixed kinds: the general path, same answer
+
+
 def test_memo_results_are_shared_and_frozen() -> None:
     from core.registry import memo
 
@@ -346,3 +369,108 @@ def test_memo_keys_a_dict_argument_in_its_order() -> None:
 
     assert order_of({"raw": [1.0], "scaled": [0.5]}) == ["raw", "scaled"]
     assert order_of({"scaled": [0.5], "raw": [1.0]}) == ["scaled", "raw"]
+
+
+# --- evictable models (the Training page's snapshots) -----------------------------------------
+
+
+def _counting_loader(calls: list[str], name: str, size: int):
+    def load() -> dict:
+        calls.append(name)
+        return {"w": np.full(size, float(len(name)), dtype=np.float32)}
+
+    return load
+
+
+def test_evictable_models_stay_within_the_byte_budget_and_load_again() -> None:
+    registry = ModelRegistry(evictable_bytes=2_500_000)
+    calls: list[str] = []
+    evicted: list[str] = []
+    registry.on_evict(evicted.append)
+    for name in ("a", "b", "c"):  # ~1 MB each: two fit
+        registry.register(name, _counting_loader(calls, name, 250_000), evictable=True)
+    registry.register("pinned", _counting_loader(calls, "pinned", 250_000))  # not evictable: never counted
+    registry.get("pinned")
+    first_a = registry.get("a")
+    registry.get("b")
+    registry.get("a")  # a is now the most recently used
+    registry.get("c")  # over budget: b (least recently used) goes, not a, not c
+    assert evicted == ["b"] and list(registry.resident()) == ["a", "c"]
+    assert not registry.is_loaded("b") and registry.is_loaded("a") and registry.is_loaded("pinned")
+    assert sum(registry.resident().values()) <= 2_500_000
+    again = registry.get("b")  # transparently loaded again (and now a goes)
+    assert calls.count("b") == 2 and calls.count("a") == 1
+    np.testing.assert_array_equal(again["w"], np.full(250_000, 1.0, dtype=np.float32))
+    assert evicted == ["b", "a"] and registry.evictions == 2
+    assert registry.get("a") is not first_a  # a new load, the old object stays valid for its holder
+    np.testing.assert_array_equal(first_a["w"], registry.get("a")["w"])
+
+
+def test_an_evicted_model_recomputes_its_derived_data_on_next_use() -> None:
+    registry = ModelRegistry(evictable_bytes=1)  # every other evictable model goes at once
+    calls: list[str] = []
+    runs: list[str] = []
+    registry.add_precompute("double", lambda loaded: (runs.append("x"), loaded["w"] * 2)[1])
+    registry.register("a", _counting_loader(calls, "a", 10), evictable=True)
+    registry.register("b", _counting_loader(calls, "b", 10), evictable=True)
+    registry.get("a")
+    assert registry.wait_ready("a", timeout=10)
+    np.testing.assert_array_equal(registry.derived("a", "double"), np.full(10, 2.0))
+    registry.get("b")  # the only one that fits (just used): a is unloaded
+    assert not registry.is_loaded("a") and registry.resident().keys() == {"b"}
+    np.testing.assert_array_equal(registry.derived("a", "double"), np.full(10, 2.0))  # loads a again
+    assert calls.count("a") == 2 and registry.is_loaded("a") and not registry.is_loaded("b")
+    assert registry.wait_ready("a", timeout=10)
+    assert len(runs) >= 2  # the table was computed again for the new load
+
+
+def test_snapshot_model_evicted_under_a_small_budget_gives_identical_outputs() -> None:
+    """A Training-page snapshot ("classic @ step s"), unloaded under the budget, loads again with
+    the same weights: the same logits and trace for the same prompt."""
+    from core.snapshots import load_snapshot, read_index
+    from core.checkpoint import ASSETS_MODELS
+
+    steps = read_index(ASSETS_MODELS / "classic").steps
+    middle = [s for s in steps if s not in (0, steps[-1])]
+    if len(middle) < 2:
+        pytest.skip("the built-in classic model has fewer than two intermediate snapshots")
+    registry = ModelRegistry(evictable_bytes=1)
+    calls: list[int] = []
+
+    def loader(step: int):
+        def load():
+            calls.append(step)
+            return load_snapshot("classic", step, device="cpu")
+
+        return load
+
+    first, second = middle[0], middle[-1]
+    registry.register("first", loader(first), evictable=True)
+    registry.register("second", loader(second), evictable=True)
+    loaded = registry.get("first")
+    ids = loaded.tokenizer.encode("The capital of France is")
+    logits_before, trace_before = loaded.model.run_with_trace(ids)
+    del loaded
+    registry.get("second")
+    assert not registry.is_loaded("first") and registry.evictions == 1
+    reloaded = registry.get("first")
+    assert calls == [first, second, first]
+    logits_after, trace_after = reloaded.model.run_with_trace(ids)
+    np.testing.assert_array_equal(logits_after, logits_before)
+    assert trace_after.keys() == trace_before.keys()
+    for key in trace_before:
+        np.testing.assert_array_equal(trace_after[key], trace_before[key])
+
+
+def test_result_cache_discard_where_drops_matching_keys_and_their_budget() -> None:
+    from core.registry import ByteBudget
+
+    budget = ByteBudget(10_000_000)
+    cache = ResultCache(maxsize=8, budget=budget)
+    for key in (("m", "x"), ("m", "y"), ("n", "x")):
+        cache.get_or_compute(key, lambda: np.zeros(1000))
+    held = budget.total_bytes
+    assert cache.discard_where(lambda key: key[0] == "m") == 2
+    assert ("n", "x") in cache and ("m", "x") not in cache and len(cache) == 1
+    assert 0 < budget.total_bytes < held
+

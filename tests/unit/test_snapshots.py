@@ -256,3 +256,44 @@ def test_builtin_snapshots(preset: str) -> None:
     assert middle.model.config == shipped.config
     with pytest.raises(SnapshotError):
         load_snapshot(preset, 99999)
+
+
+def test_a_snapshot_can_share_the_loaded_shipped_model() -> None:
+    """A server's built-in lends its tokenizer to every snapshot, and the final step is that very model."""
+    index = read_index(ASSETS_MODELS / "classic")
+    shipped = load_checkpoint(ASSETS_MODELS / "classic", device="cpu", preset="classic")
+    last = load_snapshot("classic", index.steps[-1], device="cpu", shipped=shipped)
+    assert last.model is shipped.model and last.tokenizer is shipped.tokenizer
+    step = index.steps[len(index.steps) // 2]
+    middle = load_snapshot("classic", step, device="cpu", shipped=shipped)
+    alone = load_snapshot("classic", step, device="cpu")
+    assert middle.tokenizer is shipped.tokenizer and middle.model is not shipped.model
+    for (name, a), (_, b) in zip(middle.model.state_dict().items(), alone.model.state_dict().items()):
+        assert torch.equal(a, b), name
+    assert middle.metrics == alone.metrics and middle.name == alone.name
+
+
+def test_step_zero_is_regenerated_exactly_while_other_models_are_built() -> None:
+    """A server builds models on several threads (a built-in loading while a student opens the
+    Training page's step 0): torch's global random stream must not interleave with the seeded
+    initialisation, or the step-0 checksum fails."""
+    index = read_index(ASSETS_MODELS / "classic")
+    errors: list[str] = []
+
+    def regenerate() -> None:
+        for _ in range(4):
+            try:
+                snapshot_model(index, 0)
+            except SnapshotError as err:
+                errors.append(str(err))
+
+    def load() -> None:
+        for _ in range(4):
+            core.load_builtin("modern")
+
+    threads = [threading.Thread(target=regenerate), threading.Thread(target=load), threading.Thread(target=load)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []

@@ -150,6 +150,24 @@ def test_pca_matches_numpy_svd() -> None:
     assert np.array_equal(v.pca_3d(table).coords, proj.coords)
 
 
+def test_pca_gives_scikit_learns_exact_pca_signs_included() -> None:
+    """numpy's SVD with scikit-learn's sign rule: the same picture as PCA(svd_solver="full"),
+    without importing scikit-learn and SciPy into the server."""
+    from sklearn.decomposition import PCA
+
+    rng = np.random.default_rng(5)
+    table = rng.normal(size=(300, 12)) @ np.diag(np.linspace(4, 0.2, 12)) + 3.0
+    for fit_rows in (None, list(range(0, 300, 4))):
+        proj = v.pca_3d(table, fit_rows=fit_rows)
+        fitted = table if fit_rows is None else table[fit_rows]
+        ref = PCA(n_components=3, svd_solver="full").fit(fitted)
+        scale = np.abs(ref.transform(table)).max()
+        assert np.allclose(proj.coords, ref.transform(table), rtol=0, atol=1e-9 * scale)
+        assert np.allclose(proj.components, ref.components_, rtol=0, atol=1e-9)
+        assert np.allclose(proj.explained_variance_ratio, ref.explained_variance_ratio_, rtol=1e-9, atol=0)
+        assert np.allclose(proj.mean, ref.mean_, rtol=1e-12, atol=1e-12)
+
+
 def test_pca_fitted_to_some_rows_projects_all_rows() -> None:
     rng = np.random.default_rng(2)
     table = rng.normal(size=(60, 6))
@@ -319,3 +337,5 @@ def test_find_token_id_prefers_the_in_sentence_spelling() -> None:
     assert v.find_token_id(vocab, "apple") == 4
     assert v.find_token_id(vocab, "banana") is None
     assert v.find_token_id(vocab, "") is None
+    index = v.spelling_index(vocab)  # made once, reused: the same answers
+    assert [v.find_token_id(vocab, w, index=index) for w in ("Paris", " 巴黎 ", "apple", "banana", "")] == [2, 3, 4, None, None]

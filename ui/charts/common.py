@@ -348,11 +348,15 @@ def style_plotly(fig: Any, presenter: bool | None = None) -> Any:
     return go.Figure(style_plotly_dict(fig if isinstance(fig, dict) else fig.to_dict(), presenter))
 
 
-def vega(spec: dict[str, Any] | alt.TopLevelMixin, **kwargs: Any) -> Any:
+def vega(spec: dict[str, Any] | alt.TopLevelMixin, *, live: bool = False, **kwargs: Any) -> Any:
     """Draw a Vega-Lite spec (or an Altair chart) with the session's theme.
 
     Takes ``st.vega_lite_chart``'s keyword arguments (``width``, ``key``, ``on_select``, ...)
     and returns what it returns (the selection state when ``on_select`` is given).
+
+    ``live=True`` for a chart that a control redraws: its title and parameter values travel
+    in its data (``ui.charts.live``), so the spec text stays the same from move to move and the
+    browser swaps the data into the chart it has instead of building a new one.
     """
     import streamlit as st
 
@@ -361,6 +365,10 @@ def vega(spec: dict[str, Any] | alt.TopLevelMixin, **kwargs: Any) -> Any:
 
         spec = chart_spec(spec, validate=False)
     styled = style_vega(spec)
+    if live:
+        from ui.charts.live import live_spec
+
+        styled = live_spec(styled)
     if styled.get("datasets"):
         styled["datasets"] = {name: arrow_bytes(data) for name, data in styled["datasets"].items()}
     return st.vega_lite_chart(styled, **kwargs)
@@ -605,3 +613,15 @@ def plotly_figure_cached(builder: Any, args: tuple = (), kwargs: dict[str, Any] 
         return ready_figure(builder(*args, **kwargs), presenter=presenter)
 
     return build(builder, tuple(args), dict(kwargs or {}), presenter_on())
+
+
+def joined_figure(first: Any, *more: Any) -> Any:
+    """One ``ReadyFigure``: ``first``'s layout and traces, then the traces of each of ``more``.
+
+    A chart whose big part is shared and whose small part changes (the embedding map and the
+    prompt's ringed tokens) is built as two cached figures and joined per rerun: a new prompt
+    builds only its small part. The parts are themed trace by trace, so the joined figure is the
+    one a single build of everything would give.
+    """
+    spec = first.to_dict()
+    return ReadyFigure({**spec, "data": [*spec.get("data", ()), *(t for fig in more for t in fig.to_dict().get("data", ()))]})

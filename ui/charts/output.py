@@ -10,6 +10,7 @@ colour carries meaning and exact-value tooltips; ``show(spec)`` renders it and
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
 import altair as alt
@@ -82,17 +83,26 @@ def _finish(chart: alt.TopLevelMixin, frame: pd.DataFrame, fixed_size: bool = Fa
     on each ``.properties()``/``layer``), and Altair's schema validation is skipped: together
     they were most of a slider's redraw time. The app tests validate every spec instead.
     """
-    autosize = alt.AutoSizeParams(type="pad" if fixed_size else "fit-x", contains="padding")
-    out = chart.properties(autosize=autosize).configure(font=CJK_FONT).to_dict(validate=False)
+    out = _finish_layout(chart, fixed_size)
     out["datasets"] = {TABLE: _records(frame)}
     return out
 
 
-def show(chart: ChartSpec | alt.TopLevelMixin, width: str = "stretch") -> None:
-    """Render a spec from this module (or any Altair chart, unvalidated) with Streamlit's theme."""
+def _finish_layout(chart: alt.TopLevelMixin, fixed_size: bool = False) -> ChartSpec:
+    """``_finish`` without the data: the chart's layout, for builders that keep it (shared,
+    read-only) and only fill in the data and the title per call."""
+    autosize = alt.AutoSizeParams(type="pad" if fixed_size else "fit-x", contains="padding")
+    return chart.properties(autosize=autosize).configure(font=CJK_FONT).to_dict(validate=False)
+
+
+def show(chart: ChartSpec | alt.TopLevelMixin, width: str = "stretch", live: bool = False) -> None:
+    """Render a spec from this module (or any Altair chart, unvalidated) with Streamlit's theme.
+
+    ``live=True`` for a chart a control redraws: its title and parameters travel as data, so the
+    browser updates the chart it has instead of building a new one (``ui.charts.live``)."""
     from ui.charts.common import vega
 
-    vega(chart, width=width)
+    vega(chart, width=width, live=live)
 
 
 @memo(maxsize=160)  # shared, never copied: an unchanged chart costs a lookup and no Arrow conversion
@@ -196,6 +206,17 @@ def before_after_chart(
         f"✂ {s}" if series == after_name and p == 0 else ""
         for s, series, p in zip(frame["status"], frame["series"], frame["prob"])
     ]
+    # The knobs change the bars, the notes and the title, never the layout: built once per
+    # (tokens, titles), the layout costs a lookup per move (and stays the same text: ``live``).
+    layout = _before_after_layout(tuple(labels), x_title, y_title, series_title, original_name, after_name,
+                                  status_title)
+    return {**layout, "title": title, "datasets": {TABLE: _records(frame)}}
+
+
+@lru_cache(maxsize=64)
+def _before_after_layout(labels: tuple[str, ...], x_title: str, y_title: str, series_title: str,
+                         original_name: str, after_name: str, status_title: str) -> ChartSpec:
+    n = len(labels)
     order = list(labels)
     series_order = [original_name, after_name]
     y = alt.Y("token:N", sort=order, title=y_title, axis=alt.Axis(labelLimit=180))
@@ -217,7 +238,7 @@ def before_after_chart(
     )
     # 22 px a bar: the two values written beside a token's bars ran into each other at the
     # presenter's 16 px text (17 px a bar before).
-    return _finish(alt.layer(bars, values, notes).properties(title=title, height=44 * n), frame)
+    return _finish_layout(alt.layer(bars, values, notes).properties(title="", height=44 * n))
 
 
 def sample_histogram_chart(
@@ -242,11 +263,22 @@ def sample_histogram_chart(
         "count": [*map(int, counts), *map(int, counts)],
     })
     frame["shown"] = [f"{v:.4f}" for v in frame["value"]]
-    order = list(labels)
+    # The bars' order is data (a rank per token), not a list in the spec: which tokens are shown
+    # changes with every knob and draw, the spec does not (the browser swaps the data in).
+    frame["order"] = [*range(len(labels)), *range(len(labels))]
+    layout = _histogram_layout(x_title, y_title, series_title, observed_name, expected_name, count_title)
+    return {**layout, "title": title, "datasets": {TABLE: _records(frame)}}
+
+
+@lru_cache(maxsize=64)
+def _histogram_layout(x_title: str, y_title: str, series_title: str, observed_name: str, expected_name: str,
+                      count_title: str) -> ChartSpec:
+    """``sample_histogram_chart``'s layout: the same for every knob, draw and N."""
     names = [observed_name, expected_name]
     color = alt.Color("series:N", title=series_title, sort=names,
                       scale=_legend_scale(names, [AFTER_COLOR, RECOMPUTE_COLOR]), legend=LEGEND)
-    x = alt.X("token:N", sort=order, title=x_title, axis=alt.Axis(labelAngle=-40, labelLimit=120, labelOverlap=False))
+    x = alt.X("token:N", sort=alt.EncodingSortField(field="order", op="min"), title=x_title,
+              axis=alt.Axis(labelAngle=-40, labelLimit=120, labelOverlap=False))
     tooltip = [alt.Tooltip("token:N", title=x_title), alt.Tooltip("series:N", title=series_title),
                alt.Tooltip("shown:N", title=y_title), alt.Tooltip("count:Q", title=count_title)]
     base = alt.Chart(_source())
@@ -254,7 +286,7 @@ def sample_histogram_chart(
         x=x, y=alt.Y("value:Q", title=y_title), color=color, tooltip=tooltip)
     ticks = base.transform_filter(alt.datum.series == expected_name).mark_tick(thickness=3, size=26).encode(
         x=x, y=alt.Y("value:Q"), color=color, tooltip=tooltip)
-    return _finish(alt.layer(bars, ticks).properties(title=title, height=320), frame)
+    return _finish_layout(alt.layer(bars, ticks).properties(title="", height=320))
 
 
 def logit_lens_chart(
