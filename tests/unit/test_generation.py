@@ -159,12 +159,10 @@ def test_bad_prompts_raise() -> None:
         start_generation(model, [1, 99])
 
 
-def test_timing_is_a_median_of_warm_repetitions(monkeypatch: pytest.MonkeyPatch) -> None:
+def _count_forwards(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Record the length of every forward core.generation runs (the list fills as it runs)."""
     import core.generation as gen
 
-    repeats = gen.TIMING_REPEATS
-    assert repeats >= 9 and repeats % 2 == 1 and GenerationSettings().timing_repeats == repeats
-    model = build_model(GPTConfig.tiny(), seed=1).eval()
     calls: list[int] = []
     real_forward = gen._forward
 
@@ -173,6 +171,16 @@ def test_timing_is_a_median_of_warm_repetitions(monkeypatch: pytest.MonkeyPatch)
         return real_forward(model_, ids, past)
 
     monkeypatch.setattr(gen, "_forward", counting)
+    return calls
+
+
+def test_timing_is_a_median_of_warm_repetitions(monkeypatch: pytest.MonkeyPatch) -> None:
+    import core.generation as gen
+
+    repeats = gen.TIMING_REPEATS
+    assert repeats >= 9 and repeats % 2 == 1 and GenerationSettings().timing_repeats == repeats
+    model = build_model(GPTConfig.tiny(), seed=1).eval()
+    calls = _count_forwards(monkeypatch)
     # A fake clock: the timed runs last 1 ... R "seconds" in a shuffled order -> median (R + 1) / 2
     # (the mean would be the same, so the slowest run is made very slow: the median ignores it).
     durations = [float(d) for d in np.random.default_rng(0).permutation(np.arange(1, repeats + 1))]
@@ -192,14 +200,7 @@ def test_a_shape_is_timed_once_per_model_and_then_reused(monkeypatch: pytest.Mon
 
     model = build_model(GPTConfig.tiny(), seed=1).eval()
     other = build_model(GPTConfig.tiny(), seed=1).eval()
-    calls: list[int] = []
-    real_forward = gen._forward
-
-    def counting(model_, ids, past):  # noqa: ANN001, ANN202
-        calls.append(len(ids))
-        return real_forward(model_, ids, past)
-
-    monkeypatch.setattr(gen, "_forward", counting)
+    calls = _count_forwards(monkeypatch)
     clock = iter(range(10_000))  # every timed run "lasts" one tick
     monkeypatch.setattr(gen.time, "perf_counter", lambda: float(next(clock)))
     _, present, first = gen.timed_forward(model, PROMPT, None, repeats=5)
