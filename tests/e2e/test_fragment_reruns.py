@@ -8,6 +8,7 @@ widget's fragment id, as a browser does, and records which elements come back.
 from __future__ import annotations
 
 import asyncio
+from concurrent.futures import ThreadPoolExecutor
 import json
 import random
 
@@ -99,4 +100,7 @@ def test_transformer_block_pickers_rerun_only_their_sections(app_url: str) -> No
         assert _has(session.titles, "Contributions to the logit") and not _has(session.titles, "Toy router")
         await session.close()
 
-    asyncio.run(scenario())
+    # In its own thread: Playwright's sync API (other e2e tests in the same run) leaves an event
+    # loop running in this one, and asyncio.run() refuses to start inside it.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pool.submit(asyncio.run, scenario()).result()
