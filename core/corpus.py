@@ -51,7 +51,11 @@ from core.tokenizer import ENDOFTEXT, BPETokenizer, train_bpe
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
 WORLD_PATH = ASSETS / "world.json"
 HAN_CHARS_PATH = ASSETS / "han_chars.txt"
-TARGET_TRAIN_BYTES = 1_700_000  # UTF-8 bytes of train.txt
+TARGET_TRAIN_BYTES = 1_800_000  # UTF-8 bytes of train.txt
+# Every trained capital template is written out with every country this many times (on top of
+# the weighted random sentences), so a rare family still meets every fact: "People call the
+# capital of Sweden ..." once in 1.7 MB was too little for a 1M-parameter model to get right.
+CAPITAL_COVERAGE = 2
 TARGET_HELDOUT_BYTES = 150_000
 # More than the corpus can use: training stops once every pre-token of train.txt is a single
 # token, so every world word is one token.
@@ -242,11 +246,11 @@ CAPITAL_TRAIN: dict[str, list[tuple[str, str, int]]] = {  # (family, template, w
         ("en_said_that_possessive", "{who} said that {n}'s capital is {c}.", 1),
         ("en_heard_possessive_city", "I heard that {n}'s capital city is {c}.", 1),
         ("en_we_know", "We know that the capital of {n} is {c}.", 1),
-        ("en_calls_its", "{n} calls its capital {c}.", 1),
+        ("en_calls_its", "{n} calls its capital {c}.", 2),
         ("en_has_capital_called", "{n} has a capital called {c}.", 2),
-        ("en_has_capital_city_called", "{n} has a capital city called {c}.", 1),
-        ("en_people_call", "People call the capital of {n} {c}.", 1),
-        ("en_adjective_call", "The {adj} call their capital {c}.", 1),
+        ("en_has_capital_city_called", "{n} has a capital city called {c}.", 2),
+        ("en_people_call", "People call the capital of {n} {c}.", 2),
+        ("en_adjective_call", "The {adj} call their capital {c}.", 2),
         # capital before country: not probes, but the same fact the other way round
         ("en_reverse", "{c} is the capital of {n}.", 3),
         ("en_reverse_city", "{c} is the capital city of {n}.", 1),
@@ -262,7 +266,11 @@ CAPITAL_TRAIN: dict[str, list[tuple[str, str, int]]] = {  # (family, template, w
         ("zh_city", "{n}的首都城市是{c}。", 2),
         ("zh_qa", "问：{n}的首都在哪里？答：{c}。", 2),
         ("zh_its_capital", "{n}是一个国家，它的首都是{c}。", 2),
-        ("zh_which_city", "哪座城市是{n}的首都？是{c}。", 1),
+        ("zh_which_city", "哪座城市是{n}的首都？是{c}。", 2),
+        # questions answered in a short reply ("在巴黎" / "是巴黎"), as people answer them; the
+        # question never ends in "的首都是", so "法国的首都是" keeps one continuation
+        ("zh_where_at", "{n}的首都在哪里？在{c}。", 2),
+        ("zh_where_place", "{n}的首都在什么地方？是{c}。", 1),
         ("zh_speaking_of", "说到{n}，它的首都是{c}。", 1),
         ("zh_flew", "{who}坐飞机去了{n}的首都{c}。", 1),
         ("zh_said", "{who}说{n}的首都是{c}。", 1),
@@ -686,6 +694,27 @@ def make_document(world: World, lang: str, rng: random.Random,
     return _sep(lang).join(parts)
 
 
+def capital_coverage_documents(world: World, rng: random.Random,
+                               copies: int = CAPITAL_COVERAGE) -> list[tuple[str, str]]:
+    """(lang, document) pairs that write every trained capital template with every country
+    ``copies`` times, shuffled and grouped 2-5 sentences per document like the random ones.
+
+    Example: len(capital_coverage_documents(load_world(), random.Random(0), 1)) → 545
+    """
+    docs: list[tuple[str, str]] = []
+    for lang in ("en", "zh"):
+        sentences = [_fill(template, c, rng.choice(world.people), lang)
+                     for _ in range(copies) for _, template, _ in CAPITAL_TRAIN[lang]
+                     for c in world.countries]
+        rng.shuffle(sentences)
+        while sentences:
+            take = rng.randint(2, 5)
+            docs.append((lang, _sep(lang).join(sentences[:take])))
+            sentences = sentences[take:]
+    rng.shuffle(docs)
+    return docs
+
+
 def make_heldout_document(world: World, lang: str, rng: random.Random,
                           coref_pairs: list[tuple[int, int]]) -> str:
     """A held-out document: held-out capital families or held-out coreference (pairs and frames)."""
@@ -805,7 +834,7 @@ def build_corpus(seed: int = 0, *, train_bytes: int = TARGET_TRAIN_BYTES,
     train_pairs, held_pairs = split_coref_pairs(world)
     rng = random.Random(seed)
 
-    def generate(target: int, maker: Callable[[str], str]) -> str:
+    def generate(target: int, maker: Callable[[str], str]) -> list[str]:
         docs: list[str] = []
         size = 0
         while size < target:
@@ -813,12 +842,22 @@ def build_corpus(seed: int = 0, *, train_bytes: int = TARGET_TRAIN_BYTES,
             doc = maker(lang)
             docs.append(doc)
             size += len(ENDOFTEXT) + len(doc.encode("utf-8")) + 1
-        return _join(docs)
+        return docs
 
-    train = generate(train_bytes, lambda lang: make_document(world, lang, rng, train_pairs))
+    coverage = capital_coverage_documents(world, random.Random(seed + 31))
+    coverage_bytes = sum(len(ENDOFTEXT) + len(d.encode("utf-8")) + 1 for _, d in coverage)
+    random_docs = generate(max(train_bytes - coverage_bytes, 0),
+                           lambda lang: make_document(world, lang, rng, train_pairs))
+    # the coverage documents go in at random places, so no stretch of the file is all capitals
+    merged = list(random_docs)
+    insert_rng = random.Random(seed + 37)
+    for _, doc in coverage:
+        merged.insert(insert_rng.randint(0, len(merged)), doc)
+    train = _join(merged)
     held_rng = random.Random(seed + 1_000_003)
-    heldout = generate(heldout_bytes,
-                       lambda lang: make_heldout_document(world, lang, held_rng, held_pairs))
+    heldout = _join(generate(heldout_bytes,
+                             lambda lang: make_heldout_document(world, lang, held_rng,
+                                                                held_pairs)))
 
     probe_rng = random.Random(seed + 7)
     held_frames = range(COREF_TRAIN_FRAMES, len(COREF_FRAMES["en"]))
