@@ -22,8 +22,8 @@ from ui.charts.vectors import (
     MapText,
     arrows_from_origin,
     distance_vs_cosine,
-    embedding_map_3d,
-    matrix_heatmap,
+    embedding_map_spec,
+    matrix_heatmap_spec,
     similarity_by_stage,
 )
 from ui.i18n import load_strings, t
@@ -174,7 +174,7 @@ with left:
     )
 with right:
     draw.plotly_cached(  # built once per (prompt, language, theme): shared by every session
-        matrix_heatmap, (embed_rows,), dict(
+        matrix_heatmap_spec, (embed_rows,), dict(
             title=t("embeddings.lookup.heatmap_title", n=len(run.ids), d=cfg.d_model),
             x_title=t("embeddings.axis.dimension"), y_title=t("embeddings.axis.token"),
             value_title=t("embeddings.axis.value"), y_labels=token_labels,
@@ -342,9 +342,9 @@ def semantic_map(model_name: str, prompt_ids: list[int], prompt_tokens: list[str
     map_args = (projection.coords, view.labels, view.categories, names, ratio)
     # About 1k points, built once per (model, choices, language, theme) and shared by every prompt;
     # the prompt's ringed tokens are a small figure of their own, joined to it on each rerun.
-    points = draw.plotly_figure_cached(embedding_map_3d, map_args, dict(
+    points = draw.plotly_figure_cached(embedding_map_spec, map_args, dict(
         text=text, visible_categories=visible, show_other=not only_categories, shown_ids=shown))
-    ring = draw.plotly_figure_cached(embedding_map_3d, map_args, dict(
+    ring = draw.plotly_figure_cached(embedding_map_spec, map_args, dict(
         text=text, visible_categories=(), show_other=False, highlight_ids=prompt_ids,
         highlight_labels=[display_token(tok) for tok in prompt_tokens], shown_ids=shown))
     draw.plotly(draw.joined_figure(points, ring), width="stretch", key="embeddings_map_chart")

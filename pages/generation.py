@@ -40,10 +40,11 @@ from core.kv_memory import (
     kv_cache_memory,
     total_bytes_by_context,
 )
-from ui.charts.common import heatmap, wrap_title
+from ui.charts.common import wrap_title
 from ui.charts.output import (
     CACHED_COLOR,
     RECOMPUTE_COLOR,
+    cache_length_chart,
     cached,
     causal_mask_chart,
     show,
@@ -277,10 +278,11 @@ def generation_section() -> None:
         step_numbers = [s["step"] for s in steps]
         cache_matrix = np.array([s["cache_len"] for s in steps]).T  # (layer, step)
         show(
-            heatmap(cache_matrix, [t("generation.layer", layer=L) for L in range(cache_matrix.shape[0])],
-                    [str(s) for s in step_numbers], title=t("generation.chart.cache.title"),
-                    x_title=t("generation.axis.step"), y_title=t("generation.axis.layer"),
-                    value_title=t("generation.axis.cache_len"), value_format=".0f", show_values=len(steps) <= 32),
+            cache_length_chart(cache_matrix, [t("generation.layer", layer=L) for L in range(cache_matrix.shape[0])],
+                               [str(s) for s in step_numbers], title=t("generation.chart.cache.title"),
+                               x_title=t("generation.axis.step"), y_title=t("generation.axis.layer"),
+                               value_title=t("generation.axis.cache_len"), value_format=".0f",
+                               show_values=len(steps) <= 32),
         )
         left, right = st.columns(2)
         with left:

@@ -172,7 +172,8 @@ def knobs_section(top_ids: list[int], top_labels: list[str]) -> None:
         note.caption(t("logits_sampling.temp.flatter", t=f"{temperature:.2f}"))
 
     final = steps.final_probs
-    final_top = int(np.lexsort((np.arange(vocab), -final))[0])
+    final_order = np.lexsort((np.arange(vocab), -final))  # most probable first, lower id among equals
+    final_top = int(final_order[0])
     m = st.columns(4)
     m[0].metric(t("logits_sampling.metric.final_top"), token_labels(tokenizer, [final_top])[0])
     change = final[final_top] - probs[final_top]
@@ -239,7 +240,7 @@ def knobs_section(top_ids: list[int], top_labels: list[str]) -> None:
     draws = sample(final, n=int(n_samples), seed=ctx.seed)
     counts = np.bincount(draws, minlength=vocab)
     # Show the most probable tokens after the knobs plus anything drawn; the rest is one bar.
-    shown = [int(i) for i in np.lexsort((np.arange(vocab), -final)) if final[i] > 0][:HISTOGRAM_TOKENS]
+    shown = [int(i) for i in final_order[final[final_order] > 0][:HISTOGRAM_TOKENS]]
     shown += [int(i) for i in np.flatnonzero(counts) if int(i) not in shown][: max(0, HISTOGRAM_TOKENS - len(shown))]
     labels = token_labels(tokenizer, shown)
     observed = [counts[i] / n_samples for i in shown]

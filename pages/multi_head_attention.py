@@ -19,8 +19,7 @@ from core import names
 from ui.charts.attention import (
     HEAD_PICK,
     attention_heatmap_spec,
-    grid_highlight,
-    head_grid_figure,
+    head_grid_spec,
     head_picker,
     head_view_chart_spec,
     picked_head,
@@ -155,14 +154,16 @@ def all_heads(patterns: np.ndarray, scores: np.ndarray, labels: list[str], behav
     # Short subplot titles: long labels overlapped on a phone; the picker above names each head.
     titles = [f"L{b.layer} H{b.head}" for b in behaviours]
     kind = t("multi_head_attention.kind.scores" if show_scores else "multi_head_attention.kind.weights")
-    grid = draw.plotly_figure_cached(head_grid_figure, (scores if show_scores else patterns, labels, titles), dict(
+    grid = draw.plotly_figure_cached(head_grid_spec, (scores if show_scores else patterns, labels, titles), dict(
         title=t("multi_head_attention.grid.chart", layers=n_layer, heads=n_head, kind=kind),
         x_title=t("multi_head_attention.axis.key"), y_title=t("multi_head_attention.axis.query"),
         value_title=kind, layer_names=[t("multi_head_attention.layer_name", layer=i) for i in range(n_layer)],
         scores=show_scores, highlight=None,
-    ))  # built once per input; the frame around the chosen head is moved on the cached figure
-    draw.plotly(draw.with_layout(grid, shapes=[grid_highlight(layer, head, n_head)]), width="stretch",
-                key="mha_grid_chart")
+    ))  # built once per input
+    # No frame around the chosen head here: the picker above outlines it. A frame that moves
+    # makes the browser replot all the small heatmaps (~400 ms in Chromium for one head pick);
+    # a grid that stays byte-identical is not redrawn at all.
+    draw.plotly(grid, width="stretch", key="mha_grid_chart")
     st.caption(t("multi_head_attention.grid.caption"))
     with st.expander(t("multi_head_attention.grid.table")):
         st.dataframe(pd.DataFrame([{

@@ -21,8 +21,8 @@ from ui.charts.positional import (
     PairPanel,
     RotationText,
     frequency_chart,
-    matrix_heatmap,
-    rotation_panels,
+    matrix_heatmap_spec,
+    rotation_panels_spec,
     score_by_offset,
     waves,
 )
@@ -86,7 +86,7 @@ def sinusoidal_sections() -> None:
                                      format_func=lambda b: f"{b:,}", help=t("positional_encoding.sin.base_help"))
     pe = table(n_positions, d_model, float(base))
     draw.plotly_cached(  # built once per (size, base, language, theme): shared by every session
-        matrix_heatmap, (pe,), dict(
+        matrix_heatmap_spec, (pe,), dict(
             title=t("positional_encoding.sin.heatmap_title", n=n_positions, d=d_model, base=f"{base:,}"),
             x_title=t("positional_encoding.axis.dimension"), y_title=t("positional_encoding.axis.position"),
             value_title=t("positional_encoding.axis.value"), height=min(700, 260 + 4 * n_positions),
@@ -163,7 +163,7 @@ def position_sections(d_model: int, base: float) -> None:
         title_key = "positional_encoding.rel.matrix_title" if shown_dims == d_model \
             else "positional_encoding.rel.matrix_title_part"
         draw.plotly_cached(
-            matrix_heatmap, (check.matrix[:shown_dims, :shown_dims],),
+            matrix_heatmap_spec, (check.matrix[:shown_dims, :shown_dims],),
             dict(title=t(title_key, k=offset, d=d_model, shown=shown_dims),
                  x_title=t("positional_encoding.rel.input_dim"),
                  y_title=t("positional_encoding.rel.output_dim"),
@@ -193,7 +193,7 @@ st.header(t("positional_encoding.input.header"))
 
 def prompt_heatmap(matrix: np.ndarray, title_key: str, bound: float | None = None) -> None:
     draw.plotly_cached(
-        matrix_heatmap, (matrix,),
+        matrix_heatmap_spec, (matrix,),
         dict(title=t(title_key), x_title=t("positional_encoding.axis.dimension"),
              y_title=t("positional_encoding.axis.token"), value_title=t("positional_encoding.axis.value"),
              y_labels=token_labels, height=min(600, 170 + 30 * len(token_labels)), bound=bound),
@@ -244,7 +244,7 @@ else:
     st.info(t(f"positional_encoding.rope.model_uses_{cfg.positional}", model=model_label, d=cfg.d_model))
     model_table = loaded.model.positional_table(cfg.n_ctx)
     draw.plotly_cached(
-        matrix_heatmap, (model_table,), dict(title=t(f"positional_encoding.rope.table_title_{cfg.positional}",
+        matrix_heatmap_spec, (model_table,), dict(title=t(f"positional_encoding.rope.table_title_{cfg.positional}",
                                                      model=model_label, n=cfg.n_ctx, d=cfg.d_model),
                                              x_title=t("positional_encoding.axis.dimension"),
                                              y_title=t("positional_encoding.axis.position"),
@@ -318,7 +318,7 @@ def rotation_view(q_vec: np.ndarray, k_vec: np.ndarray, n_ctx: int) -> None:
         ))
     if panels:
         draw.plotly_cached(
-            rotation_panels, (panels,), dict(text=RotationText(
+            rotation_panels_spec, (panels,), dict(text=RotationText(
                 title=t("positional_encoding.rope.rotation_title", m=m, n=n),
                 q_before=t("positional_encoding.rope.q_before"), k_before=t("positional_encoding.rope.k_before"),
                 q_after=t("positional_encoding.rope.q_after", m=m), k_after=t("positional_encoding.rope.k_after", n=n),

@@ -127,7 +127,7 @@ def test_grid_holds_every_head_with_its_label() -> None:
     assert [(r["layer"], r["head"]) for r in rows] == [(b.layer, b.head) for b in behaviours]
     for row, b in zip(rows, behaviours):
         assert row["label"] == translate(f"multi_head_attention.behaviour.{b.label}", "en")
-        assert row["score"] == pytest.approx(max(b.scores.values()))
+        assert row["score"] == pytest.approx(max(b.scores.values()), rel=1e-5)  # float32 in the chart
     assert any(p.get("name") == "head_pick" and p.get("select", {}).get("type") == "point"
                for p in picker.get("params", []))
     at.toggle(key="mha_grid").set_value(False).run()
@@ -236,9 +236,10 @@ def test_clicking_a_head_in_the_grid_selects_it(monkeypatch: pytest.MonkeyPatch)
     assert at.selectbox(key="mha_head").value == 3
 
 
-def test_outline_and_grid_frame_follow_the_chosen_head_on_the_cached_charts() -> None:
+def test_outline_follows_the_chosen_head_and_the_grid_stays_byte_identical() -> None:
     """[W2-F]: the picker and the grid are built once per prompt; only the outline (the picker's
-    ``current`` column) and the grid's frame (a layout shape) move with the chosen head."""
+    ``current`` column) moves with the chosen head. The grid has no frame to move, so its spec
+    text stays the same and the browser does not replot its small heatmaps."""
     at = open_page(PAGE, prompt=PROMPT)
     if not at.toggle(key="mha_grid").value:
         at.toggle(key="mha_grid").set_value(True).run()
@@ -249,16 +250,17 @@ def test_outline_and_grid_frame_follow_the_chosen_head_on_the_cached_charts() ->
         frame = convert_arrow_bytes_to_pandas_df(picker.proto.datasets[0].data.data)
         return [(int(r.layer), int(r.head)) for r in frame.itertuples() if r.current]
 
-    def framed() -> list[str]:
-        grid = next(json.loads(c.proto.spec) for c in at.get("plotly_chart") if "mha_grid_chart" in c.proto.id)
-        return [shape["xref"] for shape in grid["layout"].get("shapes", [])]
+    def grid_spec() -> str:
+        return next(c.proto.spec for c in at.get("plotly_chart") if "mha_grid_chart" in c.proto.id)
 
-    assert outlined() == [(0, 0)] and framed() == ["x domain"]
+    before = grid_spec()
+    assert outlined() == [(0, 0)] and not json.loads(before)["layout"].get("shapes")
+    assert len(json.loads(before)["data"]) == model("classic").config.n_layer * n_head
     at.selectbox(key="mha_layer").set_value(1).run()
     at.selectbox(key="mha_head").set_value(2).run()
     assert not at.exception
     assert outlined() == [(1, 2)]
-    assert framed() == [f"x{1 * n_head + 2 + 1} domain"]
+    assert grid_spec() == before
 
 
 def test_another_head_changes_the_heatmaps_data_not_its_spec() -> None:

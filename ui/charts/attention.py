@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ui.charts.common import PLOTLY_BLUES, SEQUENTIAL_BLUES
+from ui.charts.common import PLOTLY_BLUES, SEQUENTIAL_BLUES, figure_dict
 from ui.charts.spec import chart_spec
 from ui.text import escape_plotly
 
@@ -170,6 +170,15 @@ def attention_heatmap(
     return chart.properties(title=title, width=alt.Step(step), height=alt.Step(step))
 
 
+_LAYOUT_DATA = "tj-data-0"  # the one dataset of a cached layout, named as ``chart_spec`` names it
+_VIEW_CONFIG = {"view": {"continuousWidth": 300, "continuousHeight": 300}}  # Altair's default config
+
+
+def _datum_is(field: str, value: str) -> str:
+    """``alt.datum.<field> == value`` as Altair writes it into a filter."""
+    return f"(datum.{field} === {value!r})"
+
+
 def _attention_frame(values: np.ndarray, labels: Sequence[str], masked_text: str, value_format: str,
                      scores: bool) -> pd.DataFrame:
     """``attention_heatmap``'s cells: the only part of its spec that depends on the values."""
@@ -194,11 +203,29 @@ def _attention_frame(values: np.ndarray, labels: Sequence[str], masked_text: str
 @lru_cache(maxsize=256)
 def _attention_layout(labels: tuple[str, ...], x_title: str, y_title: str, value_title: str, masked_text: str,
                       value_format: str, cell: int | None) -> dict:
-    """``attention_heatmap``'s weights spec for placeholder values (its layout depends only on these)."""
+    """``attention_heatmap``'s weights spec without its data and title (its layout depends only on
+    these), written as the Vega-Lite dict Altair writes for it (a test compares them)."""
     n = len(labels)
-    return spec_of(attention_heatmap(np.zeros((n, n)), list(labels), title="", x_title=x_title, y_title=y_title,
-                                     value_title=value_title, masked_text=masked_text, value_format=value_format,
-                                     scores=False, cell=cell))
+    # Every token label must show on short prompts (Vega drops "overlapping" rotated labels).
+    label_axis = {"labelFontSize": 12 if n <= 24 else 9, "labelLimit": 140, "labelOverlap": n > 32}
+    step = cell or int(min(36, max(9, 600 // n)))
+    return {
+        "config": {"view": dict(_VIEW_CONFIG["view"])}, "data": {"name": _LAYOUT_DATA}, "mark": {"type": "rect"},
+        "encoding": {
+            "color": {"condition": {"test": "datum.masked", "value": MASKED_GREY}, "field": "value",
+                      "legend": {"direction": "horizontal", "gradientLength": 220, "orient": "top"},
+                      "scale": {"domain": [0, 1], "scheme": SEQUENTIAL_BLUES.to_dict()}, "title": value_title,
+                      "type": "quantitative"},
+            "tooltip": [{"field": "query", "title": y_title, "type": "nominal"},
+                        {"field": "key", "title": x_title, "type": "nominal"},
+                        {"field": "shown", "title": value_title, "type": "nominal"}],
+            "x": {"axis": {"labelAngle": -60, **label_axis}, "field": "key", "sort": list(labels), "title": x_title,
+                  "type": "nominal"},
+            "y": {"axis": dict(label_axis), "field": "query", "sort": list(labels), "title": y_title,
+                  "type": "nominal"},
+        },
+        "height": {"step": step}, "title": "", "width": {"step": step}, "$schema": alt.SCHEMA_URL,
+    }
 
 
 def attention_heatmap_spec(
@@ -227,9 +254,8 @@ def attention_heatmap_spec(
                                          value_title=value_title, masked_text=masked_text,
                                          value_format=value_format, scores=scores, cell=cell))
     layout = _attention_layout(tuple(labels), x_title, y_title, value_title, masked_text, value_format, cell)
-    (name,) = layout["datasets"]
     return {**layout, "title": title,
-            "datasets": {name: _attention_frame(values, labels, masked_text, value_format, scores=False)}}
+            "datasets": {_LAYOUT_DATA: _attention_frame(values, labels, masked_text, value_format, scores=False)}}
 
 
 def _compact_heatmap(values: np.ndarray, labels: Sequence[str], *, title: str, x_title: str, y_title: str,
@@ -279,7 +305,7 @@ def grid_highlight(layer: int, head: int, n_head: int) -> dict:
             "x0": -0.02, "x1": 1.02, "y0": -0.02, "y1": 1.02, "line": {"color": "#e4572e", "width": 3}}
 
 
-def head_grid_figure(
+def _head_grid_raw(
     patterns: np.ndarray,
     labels: Sequence[str],
     subplot_titles: Sequence[str],
@@ -291,7 +317,7 @@ def head_grid_figure(
     layer_names: Sequence[str],
     scores: bool = False,
     highlight: tuple[int, int] | None = None,
-) -> go.Figure:
+) -> dict:
     """All heads at once: one Plotly figure, rows = layers, columns = heads.
 
     Each heatmap is drawn as an image, so even 64 tokens × 16 heads stay fast. The causal
@@ -350,7 +376,19 @@ def head_grid_figure(
             })
             if highlight == (layer, head):
                 layout["shapes"].append(grid_highlight(layer, head, n_head))
-    return go.Figure({"data": traces, "layout": layout})
+    return {"data": traces, "layout": layout}
+
+
+def head_grid_spec(patterns: np.ndarray, labels: Sequence[str], subplot_titles: Sequence[str], **kwargs) -> dict:
+    """``head_grid_figure(...).to_dict()`` written directly (``ui.charts.common.figure_dict``; a test
+    compares them): a new prompt draws the grid without building and validating a Figure."""
+    return figure_dict(_head_grid_raw(patterns, labels, subplot_titles, **kwargs))
+
+
+def head_grid_figure(patterns: np.ndarray, labels: Sequence[str], subplot_titles: Sequence[str],
+                     **kwargs) -> go.Figure:
+    """``_head_grid_raw`` as a ``go.Figure`` (pages draw ``head_grid_spec``, the same figure)."""
+    return go.Figure(_head_grid_raw(patterns, labels, subplot_titles, **kwargs))
 
 
 def _head_view_table(weights: np.ndarray, tokens: Sequence[str], query_pos: int,
@@ -384,10 +422,50 @@ def _head_view_table(weights: np.ndarray, tokens: Sequence[str], query_pos: int,
 @lru_cache(maxsize=256)
 def _head_view_layout(n: int, head_names: tuple[str, ...], weight_title: str, query_side: str, key_side: str,
                       head_title: str) -> dict:
-    """``head_view_chart``'s spec for placeholder data and title: its layout depends only on these."""
-    return spec_of(head_view_chart(np.zeros((len(head_names), n)), ["·"] * n, 0, head_names, title="",
-                                   weight_title=weight_title, query_side=query_side, key_side=key_side,
-                                   head_title=head_title))
+    """``head_view_chart``'s spec for placeholder data and title: its layout depends only on these.
+
+    Written as the Vega-Lite dict Altair writes for it (a test compares them): a faceted layered
+    chart cost ~30 ms to build with Altair, for every new prompt length."""
+    n_head = len(head_names)
+    no_axis = {"domain": False, "grid": False, "labels": False, "ticks": False, "title": None}
+    x_scale = {"domain": [-0.55, 1.55]}
+    y_scale = {"domain": [-0.5, n - 0.5], "reverse": True}
+    lines = {"mark": {"type": "rule"}, "encoding": {
+        "color": {"field": "head", "scale": {"domain": list(head_names), "range": _head_colours(n_head)},
+                  "title": head_title, "type": "nominal"},
+        "opacity": {"field": "weight", "legend": None, "scale": {"domain": [0, 1], "range": [0.18, 1]},
+                    "type": "quantitative"},
+        "strokeWidth": {"field": "weight", "legend": None, "scale": {"domain": [0, 1], "range": [0.3, 7]},
+                        "type": "quantitative"},
+        "tooltip": [{"field": "head", "title": head_title, "type": "nominal"},
+                    {"field": "query", "title": query_side, "type": "nominal"},
+                    {"field": "key", "title": key_side, "type": "nominal"},
+                    {"field": "shown", "title": weight_title, "type": "nominal"}],
+        "x": {"axis": dict(no_axis), "field": "x0", "scale": dict(x_scale), "type": "quantitative"},
+        "x2": {"field": "x1"},
+        "y": {"axis": dict(no_axis), "field": "q", "scale": dict(y_scale), "type": "quantitative"},
+        "y2": {"field": "k"}},
+        "transform": [{"filter": _datum_is("kind", "line")}]}
+
+    def side(align: str, at: str, color: dict, opacity_test: str) -> dict:
+        return {"mark": {"type": "text", "align": align, "fontSize": 12, "fontWeight": "bold"}, "encoding": {
+            "color": color,
+            "opacity": {"condition": {"test": opacity_test, "value": 1.0}, "value": 0.6},
+            "text": {"field": "token", "type": "nominal"},
+            "x": {"axis": dict(no_axis), "field": "x", "scale": dict(x_scale), "type": "quantitative"},
+            "y": {"axis": dict(no_axis), "field": "pos", "scale": dict(y_scale), "type": "quantitative"}},
+            "transform": [{"filter": _datum_is("kind", "token")}, {"calculate": at, "as": "x"}]}
+
+    left = side("right", "-0.05", {"condition": {"test": "datum.is_query", "value": QUERY_INK}, "value": TOKEN_INK},
+                "datum.is_query")
+    right = side("left", "1.05", {"value": TOKEN_INK}, "datum.visible")
+    return {
+        "config": {"view": dict(_VIEW_CONFIG["view"])}, "data": {"name": _LAYOUT_DATA},
+        "facet": {"field": "head", "header": {"labelFontSize": 13, "labelFontWeight": "bold"},
+                  "sort": list(head_names), "title": None, "type": "nominal"},
+        "spec": {"layer": [lines, left, right], "height": max(160, 18 * n), "width": 190},
+        "columns": min(4, n_head), "title": "", "$schema": alt.SCHEMA_URL,
+    }
 
 
 def head_view_chart_spec(
@@ -408,8 +486,8 @@ def head_view_chart_spec(
     Example: st.vega_lite_chart(head_view_chart_spec(w, toks, 5, ["H0", "H1"], title="t", ...))
     """
     layout = _head_view_layout(len(tokens), tuple(head_names), weight_title, query_side, key_side, head_title)
-    (name,) = layout["datasets"]
-    return {**layout, "title": title, "datasets": {name: _head_view_table(weights, tokens, query_pos, head_names)}}
+    return {**layout, "title": title,
+            "datasets": {_LAYOUT_DATA: _head_view_table(weights, tokens, query_pos, head_names)}}
 
 
 def head_view_chart(
@@ -578,6 +656,9 @@ def spec_of(chart: alt.TopLevelMixin) -> dict:
 HEAD_PICK = "head_pick"  # the selection parameter of ``head_picker``
 
 
+PICK_VIEW = "view_head_pick"  # the picker's cell layer: the view its selection listens to
+
+
 def head_picker(
     layers: Sequence[int],
     heads: Sequence[int],
@@ -590,11 +671,15 @@ def head_picker(
     label_title: str,
     score_title: str,
     selected: tuple[int, int] | None = None,
-) -> alt.Chart:
+) -> dict:
     """Layers × heads grid, one cell per head with its behaviour label; click a cell to pick it.
 
     Drawn with ``on_select="rerun"``: the selection ``HEAD_PICK`` carries the cell's ``layer``
     and ``head``. The head shown enlarged (``selected``) is outlined.
+
+    A Vega-Lite dict, the spec Altair wrote for this chart (a test compares them), with its
+    view named ``PICK_VIEW`` (Altair named it by a hash of the data: a new name per prompt);
+    its one dataset is a data frame (``current`` is the outline, set again per pick).
 
     Example: head_picker([0, 0], [0, 1], ["broad", "self"], [0.7, 0.9], title="t", x_title="head",
              y_title="layer", label_title="label", score_title="score")
@@ -605,24 +690,29 @@ def head_picker(
     })
     frame["shown"] = [f"{s:.2f}" if np.isfinite(s) else "—" for s in frame["score"]]
     frame["current"] = [selected == (lay, h) for lay, h in zip(frame["layer"], frame["head"])]
-    pick = alt.selection_point(name=HEAD_PICK, fields=["layer", "head"], on="click", clear=False)
-    x = alt.X("head:O", title=x_title, axis=alt.Axis(labelAngle=0, orient="top"))
-    y = alt.Y("layer:O", title=y_title)
-    tooltip = [alt.Tooltip("layer:O", title=y_title), alt.Tooltip("head:O", title=x_title),
-               alt.Tooltip("label:N", title=label_title), alt.Tooltip("shown:N", title=score_title)]
-    base = alt.Chart(frame)
+    x = {"axis": {"labelAngle": 0, "orient": "top"}, "field": "head", "title": x_title, "type": "ordinal"}
+    y = {"field": "layer", "title": y_title, "type": "ordinal"}
+    tooltip = [{"field": "layer", "title": y_title, "type": "ordinal"},
+               {"field": "head", "title": x_title, "type": "ordinal"},
+               {"field": "label", "title": label_title, "type": "nominal"},
+               {"field": "shown", "title": score_title, "type": "nominal"}]
     # The cell shows the score; the colour names the label (legend below), so the cells stay
     # readable on a phone where "first-token (sink) 0.68" would not fit.
-    cells = base.mark_rect(cornerRadius=4, stroke="#e4572e", cursor="pointer").encode(
-        x=x, y=y,
-        color=alt.Color("label:N", title=label_title, scale=alt.Scale(scheme="pastel1"),
-                        legend=alt.Legend(orient="bottom", direction="vertical", labelLimit=320,
-                                          symbolStrokeWidth=0, symbolType="square", symbolOpacity=1)),
-        strokeWidth=alt.condition("datum.current", alt.value(3), alt.value(0)),
-        tooltip=tooltip,
-    ).add_params(pick)
-    text = base.mark_text(fontSize=12, color="#1b1b1b").encode(x=x, y=y, text="shown:N", tooltip=tooltip)
-    return alt.layer(cells, text).properties(title=title, height=alt.Step(34), width="container")
+    cells = {"mark": {"type": "rect", "cornerRadius": 4, "cursor": "pointer", "stroke": "#e4572e"}, "encoding": {
+        "color": {"field": "label", "legend": {"direction": "vertical", "labelLimit": 320, "orient": "bottom",
+                                               "symbolOpacity": 1, "symbolStrokeWidth": 0, "symbolType": "square"},
+                  "scale": {"scheme": "pastel1"}, "title": label_title, "type": "nominal"},
+        "strokeWidth": {"condition": {"test": "datum.current", "value": 3}, "value": 0},
+        "tooltip": tooltip, "x": x, "y": y}, "name": PICK_VIEW}
+    text = {"mark": {"type": "text", "color": "#1b1b1b", "fontSize": 12},
+            "encoding": {"text": {"field": "shown", "type": "nominal"}, "tooltip": tooltip, "x": x, "y": y}}
+    return {
+        "config": {"view": dict(_VIEW_CONFIG["view"])}, "layer": [cells, text], "data": {"name": _LAYOUT_DATA},
+        "height": {"step": 34},
+        "params": [{"name": HEAD_PICK, "select": {"type": "point", "clear": False, "fields": ["layer", "head"],
+                                                  "on": "click"}, "views": [PICK_VIEW]}],
+        "title": title, "width": "container", "$schema": alt.SCHEMA_URL, "datasets": {_LAYOUT_DATA: frame},
+    }
 
 
 def picked_head(selection: object) -> tuple[int, int] | None:

@@ -396,7 +396,8 @@ def arrow_bytes(data: Any) -> Any:
         hit = _ARROW.get(key)
     if hit is not None and hit[0]() is data:
         return hit[1]
-    converted = dataframe_util.convert_anything_to_arrow_bytes(data)
+    table = _rows_table(data)
+    converted = dataframe_util.convert_anything_to_arrow_bytes(data if table is None else table)
     try:
         ref = weakref.ref(data, lambda _ref, key=key: _ARROW.pop(key, None))
     except TypeError:
@@ -404,6 +405,29 @@ def arrow_bytes(data: Any) -> Any:
     with _ARROW_LOCK:
         _ARROW[key] = (ref, converted)
     return converted
+
+
+def _rows_table(data: Any) -> Any:
+    """A dataset of row dicts (what the dict chart builders write) as an Arrow table, column by
+    column, or None for anything else (Streamlit converts that as before).
+
+    Streamlit converts a list of rows through a pandas data frame: 1 ms for a small chart, 6 ms
+    for the 48 × 48 causal mask, on every draw. Arrow reads the rows directly in a tenth of that;
+    the columns are the first row's (a later row may lack one: null, as the data frame had NaN
+    or None) and get the same types (text, float64, int64, bool). Rows with keys the first row
+    lacks, or values Arrow cannot type, go the old way.
+    """
+    if not isinstance(data, list) or not data or not isinstance(data[0], dict):
+        return None
+    columns = data[0].keys()
+    if not all(type(row) is dict and row.keys() <= columns for row in data):
+        return None
+    import pyarrow as pa
+
+    try:
+        return pa.Table.from_pylist(data)
+    except (pa.ArrowException, TypeError, ValueError, OverflowError):
+        return None
 
 
 altair = vega  # an Altair chart goes through the same path
@@ -524,6 +548,68 @@ def style_plotly_dict(fig_dict: dict[str, Any], presenter: bool | None = None) -
         data.append(trace)
     out = {**fig_dict, "data": data, "layout": layout}
     return out
+
+
+@lru_cache(maxsize=16)
+def plotly_written(colorscale: str = "Blues") -> tuple[dict[str, Any], list[Any]]:
+    """Plotly's default template and a named colour scale, as ``go.Figure(...).to_dict()`` writes
+    them (shared, read-only: Streamlit and the theme only read a figure dict)."""
+    import plotly.graph_objects as go
+
+    written = go.Figure(go.Heatmap(colorscale=colorscale)).to_dict()
+    return written["layout"]["template"], written["data"][0]["colorscale"]
+
+
+_TYPED_FLOATS = {"float32": "f4", "float64": "f8"}
+_UNTYPED_KEYS = frozenset(("geojson", "layer", "layers", "range"))  # Plotly leaves these as arrays
+
+
+def _typed_array(value: np.ndarray) -> Any:
+    """``to_typed_array_spec``: Plotly's base64 typed array for a numeric numpy array (floats
+    written here directly: Plotly's own function first asks narwhals what the value is, ~2 ms)."""
+    short = _TYPED_FLOATS.get(str(value.dtype))
+    if short is None or value.size == 0:
+        from _plotly_utils.utils import to_typed_array_spec
+
+        return to_typed_array_spec(value)
+    import base64
+
+    spec = {"dtype": short, "bdata": base64.b64encode(np.ascontiguousarray(value)).decode("ascii")}
+    if value.ndim > 1:
+        spec["shape"] = str(value.shape)[1:-1]
+    return spec
+
+
+def _written_value(value: Any, key: str = "") -> Any:
+    """A value as Plotly writes it: numeric numpy arrays as typed-array specs, object arrays as
+    lists; dicts and lists of dicts walked. Lists of plain values (labels, ``customdata`` rows)
+    are kept as they are: our builders put no numpy array inside them."""
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind in "biuf" and key not in _UNTYPED_KEYS:
+            return _typed_array(value)
+        return value.tolist()
+    if isinstance(value, dict):
+        return {k: _written_value(v, k) for k, v in value.items()}
+    if isinstance(value, (list, tuple)) and any(isinstance(v, (dict, np.ndarray)) for v in value):
+        return [_written_value(v, key) for v in value]
+    return value
+
+
+def _with_scale(node: dict[str, Any]) -> dict[str, Any]:
+    scale = node.get("colorscale")
+    return {**node, "colorscale": plotly_written(scale)[1]} if isinstance(scale, str) else node
+
+
+def figure_dict(raw: dict[str, Any]) -> dict[str, Any]:
+    """``go.Figure(raw).to_dict()`` for a figure our builders write as plain data (traces and layout
+    of valid properties), without building and validating the property tree (5-10 ms for the
+    16-head grid): numeric arrays become Plotly's typed arrays, named colour scales its lists, empty
+    ``annotations``/``shapes`` are left out and the default template is added. Tests compare it with
+    Plotly's own output for each figure drawn this way."""
+    layout = {k: v for k, v in (raw.get("layout") or {}).items() if not (k in ("annotations", "shapes") and not v)}
+    layout = {k: _with_scale(v) if k.startswith("coloraxis") and isinstance(v, dict) else v for k, v in layout.items()}
+    data = [_with_scale(trace) for trace in raw.get("data") or ()]
+    return {"data": _written_value(data), "layout": {"template": plotly_written()[0], **_written_value(layout)}}
 
 
 def ready_figure(fig: Any, presenter: bool | None = None) -> Any:

@@ -1,7 +1,7 @@
 """Charts for the output stations: next-token odds, sampling, the logit lens, generation, KV cache.
 
 Every builder takes plain arrays and already-translated strings and returns a finished
-Vega-Lite spec (built with Altair, data attached) with a title, axis titles, a legend where
+Vega-Lite spec (a plain dict, data attached) with a title, axis titles, a legend where
 colour carries meaning and exact-value tooltips; ``show(spec)`` renders it and
 ``cached(builder, ...)`` memoises a builder call. Token labels arrive already made visible
 (``ui.tokens.display_token``) and unique.
@@ -15,11 +15,12 @@ from typing import Any
 
 import altair as alt
 import numpy as np
-import pandas as pd
 
 from core.registry import memo
-from ui.charts.common import CJK_FONT, SEQUENTIAL_BLUES, cell_text_limit
+from ui.charts.common import CELL_TEXT_LIMIT, CJK_FONT, SEQUENTIAL_BLUES
 from ui.tokens import display_token
+
+VEGA_LITE_SCHEMA = alt.SCHEMA_URL  # the Vega-Lite version Altair (pinned) writes specs for
 
 # Colours that read on Streamlit's light and dark backgrounds alike.
 ORIGINAL_COLOR = "#9aa5b1"  # grey-blue: "before"
@@ -33,10 +34,6 @@ NEW_ROW_COLOR = "#1c7ed6"
 DARK_TEXT = "#1b1b1b"  # text drawn on light cells
 PROB_TICKS = [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]  # room is left above 1 for labels; no tick claims p > 1
 LABEL_TEXT = "#76808f"  # value labels beside bars: readable on the light and the dark background
-# Legends go under the chart: on the right they cover the value labels beside the bars and
-# squeeze the plot to nothing on a phone. (autosize "fit-x" keeps the plot's own height.)
-LEGEND_BELOW = alt.Legend(orient="bottom", direction="vertical", labelLimit=480, titleLimit=480)
-LEGEND = LEGEND_BELOW
 
 
 def token_labels(tokenizer: Any, ids: Sequence[int]) -> list[str]:
@@ -59,43 +56,65 @@ def token_labels(tokenizer: Any, ids: Sequence[int]) -> list[str]:
     return [f"{label} #{int(i)}" if len(ids_per_label[label]) > 1 else label for label, i in zip(labels, ids)]
 
 
-TABLE = "table"  # every chart reads one named dataset, attached after Altair is done
+TABLE = "table"  # every chart reads one named dataset
 ChartSpec = dict[str, Any]  # a finished Vega-Lite spec with its data
 
-
-def _source() -> alt.Data:
-    return alt.Data(name=TABLE)
-
-
-def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    """Rows as JSON-ready dicts; NaN becomes null."""
-    return frame.astype(object).where(frame.notna(), None).to_dict(orient="records")
-
-
-def _finish(chart: alt.TopLevelMixin, frame: pd.DataFrame, fixed_size: bool = False) -> ChartSpec:
-    """A CJK-capable font, sizes that mean the plot area, the data attached: a Vega-Lite dict.
-
-    Streamlit's default autosize "fit" squeezes the plot so that title, axes and legend fit
-    in the given height, which flattens charts with long labels to nothing. "fit-x" fills
-    the width and leaves ``height`` as the plot's own height; "pad" keeps both as given.
-
-    The data joins the spec only after Altair has finished (Altair copies every inline value
-    on each ``.properties()``/``layer``), and Altair's schema validation is skipped: together
-    they were most of a slider's redraw time. The app tests validate every spec instead.
-    """
-    out = _finish_layout(chart, fixed_size)
-    out["datasets"] = {TABLE: _records(frame)}
-    return out
+# The charts are written as Vega-Lite dicts directly: the specs Altair wrote for them (a test
+# compares them with Altair's output, tests/unit/test_output_charts.py), without Altair's
+# per-channel schema objects and deep copies, which cost 3-20 ms per chart and were most of a new
+# prompt's (Logits) and a generation step's server time. The app tests validate every spec.
+_CONFIG = {"view": {"continuousWidth": 300, "continuousHeight": 300}, "font": CJK_FONT}
+_TABLE_REF = {"name": TABLE}
+_SEQUENTIAL_BLUES = SEQUENTIAL_BLUES.to_dict()  # {"name": "blues", "extent": [0.12, 1.0]}
 
 
-def _finish_layout(chart: alt.TopLevelMixin, fixed_size: bool = False) -> ChartSpec:
-    """``_finish`` without the data: the chart's layout, for builders that keep it (shared,
-    read-only) and only fill in the data and the title per call."""
-    autosize = alt.AutoSizeParams(type="pad" if fixed_size else "fit-x", contains="padding")
-    return chart.properties(autosize=autosize).configure(font=CJK_FONT).to_dict(validate=False)
+def _autosize(fixed_size: bool = False) -> dict[str, str]:
+    """Streamlit's default autosize "fit" squeezes the plot so that title, axes and legend fit
+    in the given height, which flattens charts with long labels to nothing. "fit-x" fills the
+    width and leaves ``height`` as the plot's own height; "pad" keeps both as given."""
+    return {"contains": "padding", "type": "pad" if fixed_size else "fit-x"}
 
 
-def show(chart: ChartSpec | alt.TopLevelMixin, width: str = "stretch", live: bool = False) -> None:
+def _legend_below() -> dict[str, Any]:
+    # Legends go under the chart: on the right they cover the value labels beside the bars and
+    # squeeze the plot to nothing on a phone. (autosize "fit-x" keeps the plot's own height.)
+    return {"direction": "vertical", "labelLimit": 480, "orient": "bottom", "titleLimit": 480}
+
+
+def _field(name: str, kind: str, **extra: Any) -> dict[str, Any]:
+    return {"field": name, "type": kind, **extra}
+
+
+def _tip(name: str, title: str, kind: str = "nominal", **extra: Any) -> dict[str, Any]:
+    return {"field": name, "title": title, "type": kind, **extra}
+
+
+def _scale(domain: Sequence[str], colors: Sequence[str]) -> dict[str, list[str]]:
+    return {"domain": list(domain), "range": list(colors)}
+
+
+def _value(v: Any) -> Any:
+    """A float as JSON carries it: NaN becomes null (as the data frame path wrote it)."""
+    v = float(v)
+    return None if v != v else v
+
+
+def _spec(body: dict[str, Any], rows: list[dict[str, Any]], *, title: Any, height: int, top_data: bool = True,
+          fixed_size: bool = False, width: int | None = None) -> ChartSpec:
+    """The top level: theme font, autosize, the plot's size, the title and the one dataset."""
+    spec: ChartSpec = {"config": {"view": dict(_CONFIG["view"]), "font": CJK_FONT}}
+    if top_data:
+        spec["data"] = dict(_TABLE_REF)
+    spec.update(body)
+    spec.update({"autosize": _autosize(fixed_size), "height": height, "title": title})
+    if width is not None:
+        spec["width"] = width
+    spec["$schema"] = VEGA_LITE_SCHEMA
+    spec["datasets"] = {TABLE: rows}
+    return spec
+
+
+def show(chart: ChartSpec | Any, width: str = "stretch", live: bool = False) -> None:
     """Render a spec from this module (or any Altair chart, unvalidated) with Streamlit's theme.
 
     ``live=True`` for a chart a control redraws: its title and parameters travel as data, so the
@@ -123,11 +142,17 @@ def cached(builder: Any, *args: Any, **kwargs: Any) -> ChartSpec:
     return _cached_build(builder.__name__, args, kwargs)
 
 
-def _legend_scale(domain: Sequence[str], colors: Sequence[str]) -> alt.Scale:
-    return alt.Scale(domain=list(domain), range=list(colors))
-
-
 # --- logits and sampling ----------------------------------------------------------------------
+
+
+def _bars_with_values(y: dict[str, Any], x: dict[str, Any], color: dict[str, Any], tooltip: list[dict[str, Any]],
+                      value_field: str, text_dx: int = 3) -> list[dict[str, Any]]:
+    """A bar layer and a layer writing each bar's value beside it (left-aligned, grey)."""
+    return [
+        {"mark": {"type": "bar"}, "encoding": {"color": color, "tooltip": tooltip, "x": x, "y": y}},
+        {"mark": {"type": "text", "align": "left", "color": LABEL_TEXT, "dx": text_dx},
+         "encoding": {"text": _field("shown", "nominal"), "x": _field(value_field, "quantitative"), "y": y}},
+    ]
 
 
 def top_tokens_chart(
@@ -149,28 +174,20 @@ def top_tokens_chart(
 
     Example: top_tokens_chart(["巴黎", "伦敦"], [0.86, 0.04], "rest", 0.10, title="t", x_title="p", y_title="token", kind_title="k", kind_top="top", kind_tail="rest")
     """
-    frame = pd.DataFrame({
-        "token": [*labels, tail_label],
-        "prob": [*map(float, probs), float(tail_mass)],
-        "kind": [kind_top] * len(labels) + [kind_tail],
-        "logit": [*(f"{v:.3f}" for v in logits), "—"] if logits is not None else ["—"] * (len(labels) + 1),
-    })
-    frame["shown"] = [f"{p:.4f}" for p in frame["prob"]]
-    order = list(frame["token"])
-    base = alt.Chart(_source()).encode(
-        y=alt.Y("token:N", sort=order, title=y_title, axis=alt.Axis(labelLimit=180)),
-    )
-    bars = base.mark_bar().encode(
-        # A probability axis never goes past 1; the value labels may run past the plot's end.
-        x=alt.X("prob:Q", title=x_title, scale=alt.Scale(domain=[0, min(1.0, max(1e-9, float(frame["prob"].max())) * 1.15)])),
-        # The legend goes below: on the right it would sit on the value labels.
-        color=alt.Color("kind:N", title=kind_title, scale=_legend_scale([kind_top, kind_tail], [AFTER_COLOR, TAIL_COLOR]),
-                        legend=LEGEND_BELOW),
-        tooltip=[alt.Tooltip("token:N", title=y_title), alt.Tooltip("shown:N", title=x_title),
-                 alt.Tooltip("logit:N", title=logit_title)],
-    )
-    text = base.mark_text(align="left", dx=3, color=LABEL_TEXT).encode(x=alt.X("prob:Q"), text=alt.Text("shown:N"))
-    return _finish(alt.layer(bars, text).properties(title=title, height=24 * len(frame)), frame)
+    tokens = [*labels, tail_label]
+    values = [*map(float, probs), float(tail_mass)]
+    kinds = [kind_top] * len(labels) + [kind_tail]
+    logit_text = [*(f"{v:.3f}" for v in logits), "—"] if logits is not None else ["—"] * (len(labels) + 1)
+    rows = [{"token": tok, "prob": _value(p), "kind": kind, "logit": logit, "shown": f"{p:.4f}"}
+            for tok, p, kind, logit in zip(tokens, values, kinds, logit_text)]
+    y = _field("token", "nominal", axis={"labelLimit": 180}, sort=tokens, title=y_title)
+    # A probability axis never goes past 1; the value labels may run past the plot's end.
+    x = _field("prob", "quantitative", scale={"domain": [0, min(1.0, max(1e-9, max(values)) * 1.15)]}, title=x_title)
+    # The legend goes below: on the right it would sit on the value labels.
+    color = _field("kind", "nominal", legend=_legend_below(),
+                   scale=_scale([kind_top, kind_tail], [AFTER_COLOR, TAIL_COLOR]), title=kind_title)
+    tooltip = [_tip("token", y_title), _tip("shown", x_title), _tip("logit", logit_title)]
+    return _spec({"layer": _bars_with_values(y, x, color, tooltip, "prob")}, rows, title=title, height=24 * len(rows))
 
 
 def before_after_chart(
@@ -195,50 +212,46 @@ def before_after_chart(
     n = len(labels)
     if not (len(original) == len(after) == len(status) == n):
         raise ValueError("labels, original, after and status must have the same length")
-    frame = pd.DataFrame({
-        "token": [*labels, *labels],
-        "series": [original_name] * n + [after_name] * n,
-        "prob": [*map(float, original), *map(float, after)],
-        "status": [*status, *status],
-    })
-    frame["shown"] = [f"{p:.4f}" for p in frame["prob"]]
-    frame["note"] = [
-        f"✂ {s}" if series == after_name and p == 0 else ""
-        for s, series, p in zip(frame["status"], frame["series"], frame["prob"])
-    ]
+    rows = []
+    for series, values in ((original_name, original), (after_name, after)):
+        for token, p, s in zip(labels, values, status):
+            p = float(p)
+            rows.append({"token": token, "series": series, "prob": _value(p), "status": s, "shown": f"{p:.4f}",
+                         "note": f"✂ {s}" if series == after_name and p == 0 else ""})
     # The knobs change the bars, the notes and the title, never the layout: built once per
     # (tokens, titles), the layout costs a lookup per move (and stays the same text: ``live``).
     layout = _before_after_layout(tuple(labels), x_title, y_title, series_title, original_name, after_name,
                                   status_title)
-    return {**layout, "title": title, "datasets": {TABLE: _records(frame)}}
+    return {**layout, "title": title, "datasets": {TABLE: rows}}
 
 
 @lru_cache(maxsize=64)
 def _before_after_layout(labels: tuple[str, ...], x_title: str, y_title: str, series_title: str,
                          original_name: str, after_name: str, status_title: str) -> ChartSpec:
     n = len(labels)
-    order = list(labels)
     series_order = [original_name, after_name]
-    y = alt.Y("token:N", sort=order, title=y_title, axis=alt.Axis(labelLimit=180))
-    offset = alt.YOffset("series:N", sort=series_order)
-    bars = alt.Chart(_source()).mark_bar().encode(
-        y=y, yOffset=offset,
-        x=alt.X("prob:Q", title=x_title, scale=alt.Scale(domain=[0, 1])),
-        color=alt.Color("series:N", title=series_title, sort=series_order,
-                        scale=_legend_scale(series_order, [ORIGINAL_COLOR, AFTER_COLOR]),
-                        legend=LEGEND_BELOW),
-        tooltip=[alt.Tooltip("token:N", title=y_title), alt.Tooltip("series:N", title=series_title),
-                 alt.Tooltip("shown:N", title=x_title), alt.Tooltip("status:N", title=status_title)],
-    )
-    notes = alt.Chart(_source()).mark_text(align="left", dx=4, fontSize=11, color=RECOMPUTE_COLOR).encode(
-        y=y, yOffset=offset, x=alt.X("prob:Q"), text=alt.Text("note:N"),
-    )
-    values = alt.Chart(_source()).transform_filter("datum.prob > 0").mark_text(align="left", dx=3, fontSize=10, color=LABEL_TEXT).encode(
-        y=y, yOffset=offset, x=alt.X("prob:Q"), text=alt.Text("shown:N"),
-    )
+    y = _field("token", "nominal", axis={"labelLimit": 180}, sort=list(labels), title=y_title)
+    offset = _field("series", "nominal", sort=series_order)
+    at_prob = _field("prob", "quantitative")
+    bars = {"data": dict(_TABLE_REF), "mark": {"type": "bar"}, "encoding": {
+        "color": _field("series", "nominal", legend=_legend_below(),
+                        scale=_scale(series_order, [ORIGINAL_COLOR, AFTER_COLOR]), sort=series_order,
+                        title=series_title),
+        "tooltip": [_tip("token", y_title), _tip("series", series_title), _tip("shown", x_title),
+                    _tip("status", status_title)],
+        "x": _field("prob", "quantitative", scale={"domain": [0, 1]}, title=x_title), "y": y, "yOffset": offset}}
+    values = {"data": dict(_TABLE_REF),
+              "mark": {"type": "text", "align": "left", "color": LABEL_TEXT, "dx": 3, "fontSize": 10},
+              "encoding": {"text": _field("shown", "nominal"), "x": at_prob, "y": y, "yOffset": offset},
+              "transform": [{"filter": "datum.prob > 0"}]}
+    notes = {"data": dict(_TABLE_REF),
+             "mark": {"type": "text", "align": "left", "color": RECOMPUTE_COLOR, "dx": 4, "fontSize": 11},
+             "encoding": {"text": _field("note", "nominal"), "x": at_prob, "y": y, "yOffset": offset}}
     # 22 px a bar: the two values written beside a token's bars ran into each other at the
     # presenter's 16 px text (17 px a bar before).
-    return _finish_layout(alt.layer(bars, values, notes).properties(title="", height=44 * n))
+    spec = _spec({"layer": [bars, values, notes]}, [], title="", height=44 * n, top_data=False)
+    del spec["datasets"]
+    return spec
 
 
 def sample_histogram_chart(
@@ -256,18 +269,21 @@ def sample_histogram_chart(
     count_title: str,
 ) -> ChartSpec:
     """Share of the N draws that hit each token (bars) next to the probability it had (ticks)."""
-    frame = pd.DataFrame({
-        "token": [*labels, *labels],
-        "series": [observed_name] * len(labels) + [expected_name] * len(labels),
-        "value": [*map(float, observed), *map(float, expected)],
-        "count": [*map(int, counts), *map(int, counts)],
-    })
-    frame["shown"] = [f"{v:.4f}" for v in frame["value"]]
     # The bars' order is data (a rank per token), not a list in the spec: which tokens are shown
     # changes with every knob and draw, the spec does not (the browser swaps the data in).
-    frame["order"] = [*range(len(labels)), *range(len(labels))]
+    rows = []
+    for series, values in ((observed_name, observed), (expected_name, expected)):
+        for order, (token, v, c) in enumerate(zip(labels, values, counts)):
+            v = float(v)
+            rows.append({"token": token, "series": series, "value": _value(v), "count": int(c), "shown": f"{v:.4f}",
+                         "order": order})
     layout = _histogram_layout(x_title, y_title, series_title, observed_name, expected_name, count_title)
-    return {**layout, "title": title, "datasets": {TABLE: _records(frame)}}
+    return {**layout, "title": title, "datasets": {TABLE: rows}}
+
+
+def _quoted(text: str) -> str:
+    """A string literal in a Vega expression, quoted as Altair writes ``alt.datum.x == text``."""
+    return repr(str(text))
 
 
 @lru_cache(maxsize=64)
@@ -275,18 +291,22 @@ def _histogram_layout(x_title: str, y_title: str, series_title: str, observed_na
                       count_title: str) -> ChartSpec:
     """``sample_histogram_chart``'s layout: the same for every knob, draw and N."""
     names = [observed_name, expected_name]
-    color = alt.Color("series:N", title=series_title, sort=names,
-                      scale=_legend_scale(names, [AFTER_COLOR, RECOMPUTE_COLOR]), legend=LEGEND)
-    x = alt.X("token:N", sort=alt.EncodingSortField(field="order", op="min"), title=x_title,
-              axis=alt.Axis(labelAngle=-40, labelLimit=120, labelOverlap=False))
-    tooltip = [alt.Tooltip("token:N", title=x_title), alt.Tooltip("series:N", title=series_title),
-               alt.Tooltip("shown:N", title=y_title), alt.Tooltip("count:Q", title=count_title)]
-    base = alt.Chart(_source())
-    bars = base.transform_filter(alt.datum.series == observed_name).mark_bar(opacity=0.85).encode(
-        x=x, y=alt.Y("value:Q", title=y_title), color=color, tooltip=tooltip)
-    ticks = base.transform_filter(alt.datum.series == expected_name).mark_tick(thickness=3, size=26).encode(
-        x=x, y=alt.Y("value:Q"), color=color, tooltip=tooltip)
-    return _finish_layout(alt.layer(bars, ticks).properties(title="", height=320))
+    color = _field("series", "nominal", legend=_legend_below(), scale=_scale(names, [AFTER_COLOR, RECOMPUTE_COLOR]),
+                   sort=names, title=series_title)
+    x = _field("token", "nominal", axis={"labelAngle": -40, "labelLimit": 120, "labelOverlap": False},
+               sort={"field": "order", "op": "min"}, title=x_title)
+    tooltip = [_tip("token", x_title), _tip("series", series_title), _tip("shown", y_title),
+               _tip("count", count_title, "quantitative")]
+    bars = {"mark": {"type": "bar", "opacity": 0.85},
+            "encoding": {"color": color, "tooltip": tooltip, "x": x,
+                         "y": _field("value", "quantitative", title=y_title)},
+            "transform": [{"filter": f"(datum.series === {_quoted(observed_name)})"}]}
+    ticks = {"mark": {"type": "tick", "size": 26, "thickness": 3},
+             "encoding": {"color": color, "tooltip": tooltip, "x": x, "y": _field("value", "quantitative")},
+             "transform": [{"filter": f"(datum.series === {_quoted(expected_name)})"}]}
+    spec = _spec({"layer": [bars, ticks]}, [], title="", height=320)
+    del spec["datasets"]
+    return spec
 
 
 def logit_lens_chart(
@@ -307,31 +327,30 @@ def logit_lens_chart(
     """
     probs = np.asarray(probs, dtype=float)
     n_stage, k = probs.shape
+    values = probs.tolist()
     rows = []
     for s in range(n_stage):
         for r in range(k):
-            token = tokens[s][r]
+            token, p = tokens[s][r], values[s][r]
             rows.append({
-                "stage": stage_labels[s], "rank": r + 1, "token": token, "prob": probs[s, r],
-                "shown": f"{probs[s, r]:.3f}", "cell": f"{token}\n{probs[s, r]:.2f}",
+                "stage": stage_labels[s], "rank": r + 1, "token": token, "prob": _value(p),
+                "shown": f"{p:.3f}", "cell": f"{token}\n{p:.2f}",
                 "is_final": highlight_token is not None and token == highlight_token,
             })
-    frame = pd.DataFrame(rows)
-    x = alt.X("rank:O", title=x_title, axis=alt.Axis(labelAngle=0))
-    y = alt.Y("stage:N", sort=list(stage_labels), title=y_title, axis=alt.Axis(labelLimit=280))  # "embedding (before block 0)" whole
-    base = alt.Chart(_source())
-    cells = base.mark_rect(stroke=RECOMPUTE_COLOR).encode(
-        x=x, y=y,
-        color=alt.Color("prob:Q", title=value_title, scale=alt.Scale(scheme=SEQUENTIAL_BLUES, domain=[0, 1])),
-        strokeWidth=alt.StrokeWidthValue(0, condition={"test": "datum.is_final", "value": 3}),
-        tooltip=[alt.Tooltip("stage:N", title=y_title), alt.Tooltip("rank:O", title=x_title),
-                 alt.Tooltip("token:N", title=token_title), alt.Tooltip("shown:N", title=value_title)],
-    )
-    text = base.mark_text(fontSize=11, limit=cell_text_limit()).encode(
-        x=x, y=y, text=alt.Text("token:N"),
-        color=alt.ColorValue(DARK_TEXT, condition={"test": "datum.prob > 0.55", "value": "#ffffff"}),
-    )
-    return _finish(alt.layer(cells, text).properties(title=title, height=40 * n_stage), frame)
+    x = _field("rank", "ordinal", axis={"labelAngle": 0}, title=x_title)
+    # "embedding (before block 0)" whole
+    y = _field("stage", "nominal", axis={"labelLimit": 280}, sort=list(stage_labels), title=y_title)
+    cells = {"mark": {"type": "rect", "stroke": RECOMPUTE_COLOR}, "encoding": {
+        "color": _field("prob", "quantitative", scale={"domain": [0, 1], "scheme": dict(_SEQUENTIAL_BLUES)},
+                        title=value_title),
+        "strokeWidth": {"condition": {"test": "datum.is_final", "value": 3}, "value": 0},
+        "tooltip": [_tip("stage", y_title), _tip("rank", x_title, "ordinal"), _tip("token", token_title),
+                    _tip("shown", value_title)],
+        "x": x, "y": y}}
+    text = {"mark": {"type": "text", "fontSize": 11, "limit": {"expr": CELL_TEXT_LIMIT}}, "encoding": {
+        "color": {"condition": {"test": "datum.prob > 0.55", "value": "#ffffff"}, "value": DARK_TEXT},
+        "text": _field("token", "nominal"), "x": x, "y": y}}
+    return _spec({"layer": [cells, text]}, rows, title=title, height=40 * n_stage)
 
 
 def final_token_by_stage_chart(
@@ -345,17 +364,17 @@ def final_token_by_stage_chart(
     rank_title: str,
 ) -> ChartSpec:
     """How probable the model's final answer already is after each stage."""
-    frame = pd.DataFrame({"stage": list(stage_labels), "prob": list(map(float, probs)), "rank": list(map(int, ranks))})
-    frame["shown"] = [f"{p:.4f}" for p in frame["prob"]]
-    chart = alt.Chart(_source()).mark_line(point=alt.OverlayMarkDef(size=70), color=AFTER_COLOR).encode(
-        x=alt.X("stage:N", sort=list(stage_labels), title=x_title,
-                # slanted: on a phone five level labels side by side ran into each other
-                axis=alt.Axis(labelAngle=-35, labelLimit=180, labelOverlap=False)),
-        y=alt.Y("prob:Q", title=y_title, scale=alt.Scale(domain=[0, 1])),
-        tooltip=[alt.Tooltip("stage:N", title=x_title), alt.Tooltip("shown:N", title=y_title),
-                 alt.Tooltip("rank:Q", title=rank_title)],
-    )
-    return _finish(chart.properties(title=title, height=200), frame)
+    rows = [{"stage": stage, "prob": _value(p), "rank": int(r), "shown": f"{float(p):.4f}"}
+            for stage, p, r in zip(stage_labels, probs, ranks)]
+    encoding = {
+        "tooltip": [_tip("stage", x_title), _tip("shown", y_title), _tip("rank", rank_title, "quantitative")],
+        # slanted: on a phone five level labels side by side ran into each other
+        "x": _field("stage", "nominal", axis={"labelAngle": -35, "labelLimit": 180, "labelOverlap": False},
+                    sort=list(stage_labels), title=x_title),
+        "y": _field("prob", "quantitative", scale={"domain": [0, 1]}, title=y_title),
+    }
+    return _spec({"mark": {"type": "line", "color": AFTER_COLOR, "point": {"size": 70}}, "encoding": encoding}, rows,
+                 title=title, height=200)
 
 
 # --- generation and the KV cache --------------------------------------------------------------
@@ -374,39 +393,31 @@ def timeline_chart(
     alternatives_title: str,
 ) -> ChartSpec:
     """One bar per generation step: the chosen token and the probability it had when drawn."""
-    frame = pd.DataFrame({"step": list(map(int, steps)), "token": list(tokens), "prob": list(map(float, probs)),
-                          "alternatives": list(alternatives)})
-    frame["shown"] = [f"{p:.4f}" for p in frame["prob"]]
     # Each step's token is written under its bar as the axis label ("3 ␣Paris"): rotated axis
     # labels never overlap (Vega drops some on a narrow screen), text above the bars did.
-    frame["tick"] = [f"{s} {tok}" for s, tok in zip(frame["step"], frame["token"])]
-    x = alt.X("tick:N", sort=list(frame["tick"]), title=x_title,
-              axis=alt.Axis(labelAngle=-60, labelLimit=110, labelOverlap="greedy"))
-    base = alt.Chart(_source()).encode(x=x)
-    tooltip = [alt.Tooltip("step:O", title=x_title), alt.Tooltip("token:N", title=token_title),
-               alt.Tooltip("shown:N", title=y_title), alt.Tooltip("alternatives:N", title=alternatives_title)]
-    bars = base.mark_bar(color=AFTER_COLOR).encode(
-        y=alt.Y("prob:Q", title=y_title, scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(values=PROB_TICKS)),
-        tooltip=tooltip)
-    return _finish(bars.properties(title=title, height=260), frame)
+    rows = [{"step": int(s), "token": tok, "prob": _value(p), "alternatives": alt_text, "shown": f"{float(p):.4f}",
+             "tick": f"{int(s)} {tok}"} for s, tok, p, alt_text in zip(steps, tokens, probs, alternatives)]
+    encoding = {
+        "tooltip": [_tip("step", x_title, "ordinal"), _tip("token", token_title), _tip("shown", y_title),
+                    _tip("alternatives", alternatives_title)],
+        "x": _field("tick", "nominal", axis={"labelAngle": -60, "labelLimit": 110, "labelOverlap": "greedy"},
+                    sort=[row["tick"] for row in rows], title=x_title),
+        "y": _field("prob", "quantitative", axis={"values": list(PROB_TICKS)}, scale={"domain": [0, 1]}, title=y_title),
+    }
+    return _spec({"mark": {"type": "bar", "color": AFTER_COLOR}, "encoding": encoding}, rows, title=title, height=260)
 
 
 def top5_chart(labels: Sequence[str], probs: Sequence[float], chosen: str, *, title: str, x_title: str,
                y_title: str, chosen_title: str, chosen_name: str, other_name: str) -> ChartSpec:
     """The five most probable tokens of one step; the one drawn is coloured differently."""
-    frame = pd.DataFrame({"token": list(labels), "prob": list(map(float, probs))})
-    frame["kind"] = [chosen_name if tok == chosen else other_name for tok in frame["token"]]
-    frame["shown"] = [f"{p:.4f}" for p in frame["prob"]]
-    base = alt.Chart(_source()).encode(y=alt.Y("token:N", sort=list(labels), title=y_title, axis=alt.Axis(labelLimit=160)))
-    bars = base.mark_bar().encode(
-        x=alt.X("prob:Q", title=x_title, scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(values=PROB_TICKS)),
-        color=alt.Color("kind:N", title=chosen_title, scale=_legend_scale([chosen_name, other_name],
-                                                                          [CACHED_COLOR, ORIGINAL_COLOR]),
-                        legend=LEGEND_BELOW),
-        tooltip=[alt.Tooltip("token:N", title=y_title), alt.Tooltip("shown:N", title=x_title)],
-    )
-    text = base.mark_text(align="left", dx=3, color=LABEL_TEXT).encode(x=alt.X("prob:Q"), text=alt.Text("shown:N"))
-    return _finish(alt.layer(bars, text).properties(title=title, height=34 * len(frame)), frame)
+    rows = [{"token": tok, "prob": _value(p), "kind": chosen_name if tok == chosen else other_name,
+             "shown": f"{float(p):.4f}"} for tok, p in zip(labels, probs)]
+    y = _field("token", "nominal", axis={"labelLimit": 160}, sort=list(labels), title=y_title)
+    x = _field("prob", "quantitative", axis={"values": list(PROB_TICKS)}, scale={"domain": [0, 1]}, title=x_title)
+    color = _field("kind", "nominal", legend=_legend_below(),
+                   scale=_scale([chosen_name, other_name], [CACHED_COLOR, ORIGINAL_COLOR]), title=chosen_title)
+    tooltip = [_tip("token", y_title), _tip("shown", x_title)]
+    return _spec({"layer": _bars_with_values(y, x, color, tooltip, "prob")}, rows, title=title, height=34 * len(rows))
 
 
 def two_series_line_chart(
@@ -422,20 +433,58 @@ def two_series_line_chart(
     log_scale: bool = False,
 ) -> ChartSpec:
     """Lines over generation steps (e.g. K/V projections or milliseconds, with vs without cache)."""
-    rows = [{"step": int(s), "series": name, "value": float(v)}
+    rows = [{"step": int(s), "series": name, "value": _value(v), "shown": format(float(v), value_format)}
             for name, values in series.items() for s, v in zip(steps, values)]
-    frame = pd.DataFrame(rows)
-    frame["shown"] = [format(v, value_format) for v in frame["value"]]
     names = list(series)
-    chart = alt.Chart(_source()).mark_line(point=True).encode(
-        x=alt.X("step:Q", title=x_title, axis=alt.Axis(tickMinStep=1, format="d")),
-        y=alt.Y("value:Q", title=y_title, scale=alt.Scale(type="log") if log_scale else alt.Scale(zero=True)),
-        color=alt.Color("series:N", title=series_title, sort=names, scale=_legend_scale(names, colors),
-                        legend=LEGEND_BELOW),
-        tooltip=[alt.Tooltip("step:Q", title=x_title), alt.Tooltip("series:N", title=series_title),
-                 alt.Tooltip("shown:N", title=y_title)],
-    )
-    return _finish(chart.properties(title=title, height=280), frame)
+    encoding = {
+        "color": _field("series", "nominal", legend=_legend_below(), scale=_scale(names, colors), sort=names,
+                        title=series_title),
+        "tooltip": [_tip("step", x_title, "quantitative"), _tip("series", series_title), _tip("shown", y_title)],
+        "x": _field("step", "quantitative", axis={"format": "d", "tickMinStep": 1}, title=x_title),
+        "y": _field("value", "quantitative", scale={"type": "log"} if log_scale else {"zero": True}, title=y_title),
+    }
+    return _spec({"mark": {"type": "line", "point": True}, "encoding": encoding}, rows, title=title, height=280)
+
+
+def cache_length_chart(
+    matrix: np.ndarray,
+    row_labels: Sequence[str],
+    col_labels: Sequence[str],
+    *,
+    title: str,
+    x_title: str,
+    y_title: str,
+    value_title: str,
+    value_format: str = ".0f",
+    show_values: bool = False,
+) -> ChartSpec:
+    """The cache length of every layer after each step: ``ui.charts.common.heatmap``'s chart
+    (same spec, a test compares them) for a matrix of finite numbers, as a dict."""
+    values = np.asarray(matrix, dtype=float)
+    n_rows, n_cols = values.shape
+    if len(row_labels) != n_rows or len(col_labels) != n_cols:
+        raise ValueError(f"labels {len(row_labels)}×{len(col_labels)} do not fit matrix {n_rows}×{n_cols}")
+    if not np.isfinite(values).all():
+        raise ValueError("cache lengths are finite numbers")
+    cells = values.tolist()
+    rows = [{"row": r, "col": c, "value": cells[i][j], "shown": format(cells[i][j], value_format)}
+            for i, r in enumerate(row_labels) for j, c in enumerate(col_labels)]
+    x = _field("col", "nominal", axis={"labelAngle": -45, "labelLimit": 120, "labelOverlap": n_cols > 32},
+               sort=list(col_labels), title=x_title)
+    y = _field("row", "nominal", axis={"labelLimit": 160, "labelOverlap": n_rows > 32}, sort=list(row_labels),
+               title=y_title)
+    layers = [{"mark": {"type": "rect"}, "encoding": {
+        "color": {"condition": {"test": "isValid(datum.value)",
+                                **_field("value", "quantitative", scale={"scheme": dict(_SEQUENTIAL_BLUES)},
+                                         title=value_title)},
+                  "value": "#9e9e9e"},
+        "tooltip": [_tip("row", y_title), _tip("col", x_title), _tip("shown", value_title)], "x": x, "y": y}}]
+    if show_values:
+        layers.append({"mark": {"type": "text", "fontSize": 11},
+                       "encoding": {"color": {"value": "#111111"}, "text": _field("shown", "nominal"), "x": x, "y": y}})
+    spec = {"config": {"view": dict(_CONFIG["view"])}, "data": dict(_TABLE_REF), "layer": layers, "title": title,
+            "$schema": VEGA_LITE_SCHEMA, "datasets": {TABLE: rows}}
+    return spec
 
 
 def causal_mask_chart(
@@ -459,35 +508,29 @@ def causal_mask_chart(
     n = len(labels)
     rows = []
     for q in range(n):
+        row_state = newest_name if q >= n - new_rows else visible_name
         for k in range(n):
-            if k > q:
-                state = masked_name
-            elif q >= n - new_rows:
-                state = newest_name
-            else:
-                state = visible_name
-            rows.append({"query": labels[q], "key": labels[k], "state": state,
-                         "score": "−∞" if k > q else "✓"})
-    frame = pd.DataFrame(rows)
+            masked = k > q
+            rows.append({"query": labels[q], "key": labels[k], "state": masked_name if masked else row_state,
+                         "score": "−∞" if masked else "✓"})
     names = [visible_name, newest_name, masked_name]
-    x = alt.X("key:N", sort=list(labels), title=x_title,
-              axis=alt.Axis(labelAngle=-45, labelLimit=100, labelOverlap=False))
-    y = alt.Y("query:N", sort=list(labels), title=y_title, axis=alt.Axis(labelLimit=120))
-    cells = alt.Chart(_source()).mark_rect(stroke="#ffffff", strokeWidth=0.5).encode(
-        x=x, y=y,
-        color=alt.Color("state:N", title=state_title, sort=names,
-                        scale=_legend_scale(names, [VISIBLE_COLOR, NEW_ROW_COLOR, MASKED_COLOR]),
-                        legend=LEGEND_BELOW),
-        tooltip=[alt.Tooltip("query:N", title=y_title), alt.Tooltip("key:N", title=x_title),
-                 alt.Tooltip("state:N", title=state_title)],
-    )
-    layers: list[alt.Chart] = [cells]
-    if n <= 24:  # the −∞ marks only while the cells are big enough to hold them
-        layers.append(alt.Chart(_source()).transform_filter("datum.score !== '✓'").mark_text(fontSize=10, color="#ffffff")
-                      .encode(x=x, y=y, text=alt.Text("score:N")))
+    x = _field("key", "nominal", axis={"labelAngle": -45, "labelLimit": 100, "labelOverlap": False},
+               sort=list(labels), title=x_title)
+    y = _field("query", "nominal", axis={"labelLimit": 120}, sort=list(labels), title=y_title)
+    cells = {"mark": {"type": "rect", "stroke": "#ffffff", "strokeWidth": 0.5}, "encoding": {
+        "color": _field("state", "nominal", legend=_legend_below(),
+                        scale=_scale(names, [VISIBLE_COLOR, NEW_ROW_COLOR, MASKED_COLOR]), sort=names,
+                        title=state_title),
+        "tooltip": [_tip("query", y_title), _tip("key", x_title), _tip("state", state_title)], "x": x, "y": y}}
     side = max(220, min(640, 30 * n))
-    chart = alt.layer(*layers)
-    return _finish(chart.properties(title=title, width=side, height=side), frame, fixed_size=True)
+    if n > 24:  # one layer: its data is the chart's
+        return _spec({"layer": [cells]}, rows, title=title, height=side, fixed_size=True, width=side)
+    # the −∞ marks only while the cells are big enough to hold them
+    marks = {"data": dict(_TABLE_REF), "mark": {"type": "text", "color": "#ffffff", "fontSize": 10},
+             "encoding": {"text": _field("score", "nominal"), "x": x, "y": y},
+             "transform": [{"filter": "datum.score !== '✓'"}]}
+    return _spec({"layer": [{"data": dict(_TABLE_REF), **cells}, marks]}, rows, title=title, height=side,
+                 top_data=False, fixed_size=True, width=side)
 
 
 def kv_variants_chart(
@@ -502,21 +545,17 @@ def kv_variants_chart(
     detail_title: str,
 ) -> ChartSpec:
     """Total cache size for MHA, GQA and MQA (bars in GB, decimal) with the exact size written on."""
-    frame = pd.DataFrame({"kind": list(kinds), "gb": [b / 1e9 for b in total_bytes], "shown": list(shown),
-                          "detail": list(details)})
+    gb = [b / 1e9 for b in total_bytes]
+    rows = [{"kind": k, "gb": _value(g), "shown": s, "detail": d} for k, g, s, d in zip(kinds, gb, shown, details)]
     # The labels ("MHA (40 KV)", "MHA（40 个 KV 头）") are short: never cut them with "…".
-    base = alt.Chart(_source()).encode(y=alt.Y("kind:N", sort=list(kinds), title=y_title,
-                                               axis=alt.Axis(labelLimit=400)))
-    bars = base.mark_bar().encode(
-        x=alt.X("gb:Q", title=x_title, scale=alt.Scale(domain=[0, max(1e-12, float(frame["gb"].max())) * 1.3])),
-        color=alt.Color("kind:N", title=y_title, sort=list(kinds),
-                        scale=_legend_scale(list(kinds), [RECOMPUTE_COLOR, AFTER_COLOR, CACHED_COLOR][: len(kinds)]),
-                        legend=None),
-        tooltip=[alt.Tooltip("kind:N", title=y_title), alt.Tooltip("shown:N", title=x_title),
-                 alt.Tooltip("detail:N", title=detail_title)],
-    )
-    text = base.mark_text(align="left", dx=4, color=LABEL_TEXT).encode(x=alt.X("gb:Q"), text=alt.Text("shown:N"))
-    return _finish(alt.layer(bars, text).properties(title=title, height=40 * len(frame)), frame)
+    y = _field("kind", "nominal", axis={"labelLimit": 400}, sort=list(kinds), title=y_title)
+    x = _field("gb", "quantitative", scale={"domain": [0, max(1e-12, max(gb)) * 1.3]}, title=x_title)
+    color = _field("kind", "nominal", legend=None,
+                   scale=_scale(kinds, [RECOMPUTE_COLOR, AFTER_COLOR, CACHED_COLOR][: len(kinds)]), sort=list(kinds),
+                   title=y_title)
+    tooltip = [_tip("kind", y_title), _tip("shown", x_title), _tip("detail", detail_title)]
+    return _spec({"layer": _bars_with_values(y, x, color, tooltip, "gb", text_dx=4)}, rows, title=title,
+                 height=40 * len(rows))
 
 
 def kv_growth_chart(
@@ -534,26 +573,26 @@ def kv_growth_chart(
     The size is proportional to the context, so every variant is a straight line of slope 1;
     more KV heads shift the line up (parallel), they do not make it steeper.
     """
-    rows = [{"tokens": int(n), "series": name, "gb": b / 1e9, "shown": s}
+    rows = [{"tokens": int(n), "series": name, "gb": _value(b / 1e9), "shown": s}
             for name in series for n, b, s in zip(contexts, series[name], shown[name])]
-    frame = pd.DataFrame(rows)
     names = list(series)
-    chart = alt.Chart(_source()).mark_line(point=True).encode(
-        x=alt.X("tokens:Q", title=x_title, scale=alt.Scale(type="log"), axis=alt.Axis(format="~s")),
-        y=alt.Y("gb:Q", title=y_title, scale=alt.Scale(type="log")),
-        color=alt.Color("series:N", title=series_title, sort=names,
-                        scale=_legend_scale(names, [RECOMPUTE_COLOR, AFTER_COLOR, CACHED_COLOR][: len(names)]),
-                        legend=LEGEND_BELOW),
-        tooltip=[alt.Tooltip("series:N", title=series_title), alt.Tooltip("tokens:Q", title=x_title, format=","),
-                 alt.Tooltip("shown:N", title=y_title)],
-    )
-    return _finish(chart.properties(title=title, height=300), frame)
+    encoding = {
+        "color": _field("series", "nominal", legend=_legend_below(),
+                        scale=_scale(names, [RECOMPUTE_COLOR, AFTER_COLOR, CACHED_COLOR][: len(names)]), sort=names,
+                        title=series_title),
+        "tooltip": [_tip("series", series_title), _tip("tokens", x_title, "quantitative", format=","),
+                    _tip("shown", y_title)],
+        "x": _field("tokens", "quantitative", axis={"format": "~s"}, scale={"type": "log"}, title=x_title),
+        "y": _field("gb", "quantitative", scale={"type": "log"}, title=y_title),
+    }
+    return _spec({"mark": {"type": "line", "point": True}, "encoding": encoding}, rows, title=title, height=300)
 
 
 _BUILDERS: dict[str, Any] = {
     f.__name__: f
     for f in (
         top_tokens_chart, before_after_chart, sample_histogram_chart, logit_lens_chart, final_token_by_stage_chart,
-        timeline_chart, top5_chart, two_series_line_chart, causal_mask_chart, kv_variants_chart, kv_growth_chart,
+        timeline_chart, top5_chart, two_series_line_chart, cache_length_chart, causal_mask_chart, kv_variants_chart,
+        kv_growth_chart,
     )
 }

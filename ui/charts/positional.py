@@ -16,10 +16,11 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ui.charts.common import CJK_FONT, wrap_title
-from ui.charts.vectors import matrix_heatmap
+from ui.charts.common import CJK_FONT, figure_dict, wrap_title
+from ui.charts.vectors import matrix_heatmap, matrix_heatmap_spec
 
-__all__ = ["matrix_heatmap", "waves", "frequency_chart", "rotation_panels", "score_by_offset", "PairPanel", "RotationText"]
+__all__ = ["matrix_heatmap", "matrix_heatmap_spec", "waves", "frequency_chart", "rotation_panels",
+           "rotation_panels_spec", "score_by_offset", "PairPanel", "RotationText"]
 
 Q_COLOUR = "#2f6fdb"  # blue: the query
 K_COLOUR = "#e8590c"  # orange: the key
@@ -119,7 +120,7 @@ class RotationText:
 ROTATION_SPACING = 0.06  # between the panels, as a share of the figure's width
 
 
-def rotation_panels(panels: Sequence[PairPanel], *, text: RotationText) -> go.Figure:
+def _rotation_raw(panels: Sequence[PairPanel], *, text: RotationText) -> dict:
     """Side-by-side 2-D pictures: q and k before (faint, dashed) and after rotation (solid arrows).
 
     The subplot layout is written out as one dict (what ``make_subplots`` + ``add_trace(row, col)``
@@ -171,7 +172,18 @@ def rotation_panels(panels: Sequence[PairPanel], *, text: RotationText) -> go.Fi
             "font": {"size": 12}, "showarrow": False, "text": wrap_title(panel.subtitle, 24).replace("\n", "<br>"),
             "x": (x0 + x1) / 2, "xanchor": "center", "xref": "paper", "y": 1.0, "yanchor": "bottom", "yref": "paper",
         })
-    return go.Figure({"data": traces, "layout": layout})
+    return {"data": traces, "layout": layout}
+
+
+def rotation_panels(panels: Sequence[PairPanel], *, text: RotationText) -> go.Figure:
+    """``_rotation_raw``'s pictures as a ``go.Figure`` (the page draws ``rotation_panels_spec``)."""
+    return go.Figure(_rotation_raw(panels, text=text))
+
+
+def rotation_panels_spec(panels: Sequence[PairPanel], *, text: RotationText) -> dict:
+    """``rotation_panels(...).to_dict()`` written directly (``ui.charts.common.figure_dict``; a test
+    compares them): moving m or n redraws the pictures without building and validating a Figure."""
+    return figure_dict(_rotation_raw(panels, text=text))
 
 
 def score_by_offset(
