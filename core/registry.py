@@ -24,7 +24,10 @@ from __future__ import annotations
 import atexit
 import dataclasses
 import functools
+import hashlib
+import io
 import os
+import pickle
 import sys
 import threading
 from collections import OrderedDict
@@ -280,13 +283,15 @@ class ResultCache:
     """
 
     def __init__(self, maxsize: int = 256, *, freeze_values: bool = True, max_bytes: int | None = None,
-                 sizeof: Callable[[Any], int] | None = None, budget: ByteBudget | None = None) -> None:
+                 sizeof: Callable[[Any], int] | None = None, budget: ByteBudget | None = None,
+                 count_keys: bool = False) -> None:
         if maxsize < 1:
             raise ValueError("maxsize must be at least 1")
         self.maxsize = maxsize
         self.max_bytes = max_bytes  # also evict (oldest first) while the values' total is above this
         self.budget = budget  # a byte budget shared with other caches (``memo``: one per process)
         self._sizeof = sizeof or (estimate_bytes if budget is not None else nbytes)
+        self._count_keys = count_keys  # an entry's size includes its key's (``memo``: keys built from arguments)
         self._freeze = freeze_values
         self._lock = threading.Lock()
         self._data: OrderedDict[Hashable, Any] = OrderedDict()
@@ -339,6 +344,8 @@ class ResultCache:
             raise
         measured = self.max_bytes is not None or self.budget is not None
         size = self._sizeof(value) if measured else 0
+        if measured and self._count_keys:
+            size += estimate_bytes(key)
         dropped: list[Hashable] = []
         with self._lock:
             self._data[key] = value
@@ -699,21 +706,43 @@ def _plain_kind(value: list | tuple) -> str | None:
 
 PLAIN_KEY_MIN_ITEMS = 32
 _STR_OR_NONE, _INT, _FLOAT = frozenset({str, type(None)}), frozenset({int}), frozenset({float})
+# A key part bigger than this is kept as a 128-bit digest of its content, not as a copy: a memo
+# entry's key used to hold every array argument's bytes and every long list as a tuple (the
+# embedding map's key: its 5,933 coordinates, labels and categories, ~250 KB), which no byte
+# budget counted, so memory grew with every new entry although the values stayed in budget.
+KEY_DIGEST_MIN_BYTES = 256
+
+
+def _digest(data: Any) -> bytes:
+    """128-bit BLAKE2b of a buffer (as ``st.cache_data`` keys its arguments by a hash)."""
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
+def _plain_digest(items: tuple) -> bytes:
+    """Digest of a tuple of plain values by content (pickle without its memo: two equal tuples
+    give the same bytes whichever string objects they hold)."""
+    buffer = io.BytesIO()
+    pickler = pickle.Pickler(buffer, protocol=5)
+    pickler.fast = True  # no memo: equal content, equal bytes
+    pickler.dump(items)
+    return _digest(buffer.getbuffer())
 
 
 def _key_part(value: Any) -> Hashable:
     if isinstance(value, np.ndarray):
         if value.dtype.hasobject:  # pointers are no key: compare the objects themselves
             return ("ndarray-object", value.shape, tuple(_key_part(v) for v in value.ravel().tolist()))
-        return ("ndarray", value.shape, value.dtype.str, value.tobytes())
+        if value.nbytes < KEY_DIGEST_MIN_BYTES:
+            return ("ndarray", value.shape, value.dtype.str, value.tobytes())
+        return ("ndarray#", value.shape, value.dtype.str, _digest(np.ascontiguousarray(value).view(np.uint8).data))
     if type(value).__name__ in ("DataFrame", "Series") and hasattr(value, "to_numpy"):
         index = tuple(_key_part(v) for v in value.index.tolist())
         columns = tuple(repr(c) for c in getattr(value, "columns", [value.name]))
         return (type(value).__name__, columns, index, _key_part(np.asarray(value.to_numpy())))
     if isinstance(value, (list, tuple)):
         kind = _plain_kind(value)
-        if kind is not None:  # e.g. a vocabulary's 5,933 labels: the tuple itself is the key
-            return (type(value).__name__, "plain", kind, tuple(value))
+        if kind is not None:  # e.g. a vocabulary's 5,933 labels: by a digest of their content
+            return (type(value).__name__, "plain#", kind, len(value), _plain_digest(tuple(value)))
         return (type(value).__name__, tuple(_key_part(v) for v in value))
     if isinstance(value, dict):  # in order: a chart's series order is its legend order
         return ("dict", tuple((repr(k), _key_part(v)) for k, v in value.items()))
@@ -745,9 +774,11 @@ def memo(maxsize: int = 128) -> Callable[[Callable[..., Any]], Callable[..., Any
     the function's file and qualified name, so a page script that Streamlit re-executes on
     every rerun (defining the function anew) keeps using one cache; a browser's clear-cache
     request cannot reach it. Arguments: numbers, strings, tuples/lists/dicts of them, numpy
-    arrays (keyed by content). Besides ``maxsize`` entries per function, all memo caches share
-    one byte budget (``TOKEN_JOURNEY_CACHE_MB``, default 64 MB; ``estimate_bytes``): past it the
-    least recently used entries of any of them are dropped, so memory stays flat over a lesson.
+    arrays (keyed by content: an array of 256 bytes or more, and a list of 32 plain items or more,
+    by a 128-bit digest of it, so a key stays small). Besides ``maxsize`` entries per function, all
+    memo caches share one byte budget (``TOKEN_JOURNEY_CACHE_MB``, default 64 MB; ``estimate_bytes``
+    of each entry's value and key): past it the least recently used entries of any of them are
+    dropped, so memory stays flat over a lesson.
 
     Example::
 
@@ -762,7 +793,7 @@ def memo(maxsize: int = 128) -> Callable[[Callable[..., Any]], Callable[..., Any
             if cache is None or cache.maxsize != maxsize:
                 if cache is not None:
                     MEMO_BUDGET.discard_cache(cache)
-                cache = _MEMOS[ident] = ResultCache(maxsize=maxsize, budget=MEMO_BUDGET)
+                cache = _MEMOS[ident] = ResultCache(maxsize=maxsize, budget=MEMO_BUDGET, count_keys=True)
 
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:

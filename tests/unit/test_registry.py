@@ -222,6 +222,60 @@ def test_memo_keys_plain_lists_by_value_and_keeps_kinds_apart() -> None:
         assert echo([1, "a"] * n) == echo([1, "a"] * n)  # mixed kinds: the general path, same answer
 
 
+def test_memo_keys_of_big_arguments_stay_small_and_keep_content_semantics(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A memo entry keeps a digest of a big array / long list argument, not a copy of it: 40 entries
+    over a 1 MB array and 6,000 labels hold a few KB of keys (the old copies: 40 MB), and the budget
+    counts every entry's key with its value."""
+    import core.registry as registry
+    from core.registry import estimate_bytes
+
+    monkeypatch.setattr(registry, "MEMO_BUDGET", registry.ByteBudget(max_bytes=64 * 1024 * 1024))
+
+    @registry.memo(maxsize=64)
+    def picked(coords, labels, n: int) -> int:
+        return n
+
+    coords = np.random.default_rng(0).normal(size=(5933, 22))  # ~1 MB
+    labels = [f"token {i}" for i in range(5933)]
+    for n in range(40):
+        assert picked(coords, labels, n) == n
+    keys = list(picked.cache._data)
+    assert len(keys) == 40
+    assert sum(estimate_bytes(k) for k in keys) < 40 * 2048
+    for key in keys:  # the budget's size of an entry includes its key
+        assert picked.cache._sizes[key] >= estimate_bytes(key)
+    misses = picked.cache.misses
+    assert picked(coords.copy(), list(labels), 3) == 3 and picked.cache.misses == misses  # same content: a hit
+    changed = coords.copy()
+    changed[100, 5] += 1e-9
+    picked(changed, labels, 3)
+    picked(coords, labels[:-1] + ["token x"], 3)
+    picked(coords.T, labels, 3)  # same bytes in another shape: another key
+    picked(coords.astype(np.float32), labels, 3)
+    assert picked.cache.misses == misses + 4
+
+
+def test_memo_keys_plain_lists_by_content_whichever_string_objects() -> None:
+    """Two equal long lists of strings are one key even when one repeats one string object and the
+    other holds equal copies (the digest does not depend on object identity)."""
+    from core.registry import memo
+
+    calls: list[int] = []
+
+    @memo(maxsize=8)
+    def count(items) -> int:
+        calls.append(1)
+        return len(items)
+
+    word = "same word"
+    shared = [word] * 40
+    copies = ["".join(["same ", "word"]) for _ in range(40)]
+    assert copies[0] is not copies[1]
+    count(shared)
+    count(copies)
+    assert len(calls) == 1
+
+
 def test_memo_results_are_shared_and_frozen() -> None:
     from core.registry import memo
 
