@@ -543,6 +543,10 @@ COREF_FRAMES: dict[str, list[str]] = {
         "{who} kept the {f} in the {c}",
         "{who} hid the {f} in the {c}",
         "{who} pushed the {f} into the {c}",
+        "{who} wanted to put the {f} in the {c}",
+        "{who} could not get the {f} into the {c}",
+        "{who} carried the {f} in the {c}",
+        "{who} forgot the {f} in the {c}",
         # held out:
         "{who} stored the {f} in the {c}",
         "{who} tried to fit the {f} into the {c}",
@@ -556,12 +560,19 @@ COREF_FRAMES: dict[str, list[str]] = {
         "{who}把{f}扔进{c}",
         "{who}把{f}带在{c}里",
         "{who}把{f}收进{c}",
+        "{who}要把{f}放到{c}里",
+        "{who}没能把{f}塞进{c}",
+        "{who}把{f}搬进{c}",
+        "{who}把{f}忘在{c}里",
         # held out:
         "{who}把{f}藏进{c}",
         "{who}想把{f}装到{c}里",
     ],
 }
-COREF_TRAIN_FRAMES = 8  # frames 0..7 train, 8.. held out
+# Frames 0..11 train, 12.. held out. The multi-word frames ("wanted to put", "could not get
+# ... into") are there so that copying the noun does not hinge on one familiar verb: with
+# only one-word verbs the classic model copied the wrong fruit after "tried to fit".
+COREF_TRAIN_FRAMES = 12
 COREF_QUESTIONS: dict[str, list[str]] = {
     "en": [" It means the", " Here \"it\" means the", " So \"it\" is the"],
     "zh": ["它指的是", "这里的“它”指的是", "所以“它”是"],

@@ -328,7 +328,7 @@ def semantic_map(model_name: str, prompt_ids: list[int], prompt_tokens: list[str
     ratio = projection.explained_variance_ratio
     words = [i for i, c in enumerate(view.categories) if c]
     if view.trained:  # built-in model: the tokens it saw in training (about 1k of ~5.9k), not untrained Han rows
-        shown = sorted({*view.trained, *prompt_ids, *words})
+        shown = sorted({*view.trained, *prompt_ids})  # an untrained category word's row is noise: left out
     else:
         shown = vectors.map_sample(len(view.labels), [*prompt_ids, *words])
     text = MapText(

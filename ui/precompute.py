@@ -69,9 +69,12 @@ def embeddings_table(loaded: Any) -> TableView:
     matrix = _embedding_rows(loaded.model)
     vocab = loaded.tokenizer.vocab()
     categories = vectors.token_categories(vocab, category_words(None))
-    words = [i for i, category in enumerate(categories) if category is not None]
     listed = (loaded.metrics or {}).get("trained_token_ids")
     trained = tuple(int(i) for i in listed if 0 <= int(i) < len(vocab)) if isinstance(listed, list) else None
+    seen = set(trained) if trained else None
+    # Category words the training text never used (a variant such as "apple" without its space)
+    # keep their random starting row: they are neither fitted nor drawn.
+    words = [i for i, category in enumerate(categories) if category is not None and (seen is None or i in seen)]
     return TableView(
         matrix=matrix,
         projection=vectors.pca_3d(matrix, fit_rows=list(trained)) if trained and len(trained) >= 3 else vectors.pca_3d(matrix),
