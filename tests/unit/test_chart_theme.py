@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import numpy as np
+import pytest
 import plotly.graph_objects as go
 
 from ui.charts.attention import attention_heatmap, head_grid_figure, spec_of
@@ -13,6 +14,7 @@ from ui.charts.common import (
     DEFAULT_FONTS,
     PRESENTER_FONTS,
     style_plotly,
+    style_plotly_dict,
     style_vega,
 )
 from ui.charts.output import top_tokens_chart
@@ -227,3 +229,25 @@ def test_long_axis_titles_are_cut_into_lines_no_longer_than_a_phone_axis() -> No
     assert isinstance(enc["x"]["title"], list) and "".join(enc["x"]["title"]) == long
     assert all(display_width(line.rstrip()) <= AXIS_TITLE_COLUMNS for line in enc["x"]["title"])
     assert enc["y"]["title"] == "Word" and spec["layer"][0]["encoding"]["x"]["title"] == long
+
+
+@pytest.mark.parametrize("presenter", [False, True])
+def test_a_wrapped_grid_title_leaves_room_for_the_subplot_titles(presenter: bool) -> None:
+    """The all-heads grid on a projector: the figure title wraps to two lines, and the subplot
+    titles of the top row stand in the same top margin; the margin holds both."""
+    from ui.charts.attention import head_grid_spec
+
+    fig = head_grid_spec(np.tril(np.ones((4, 4, 5, 5))) / 5, list("abcde"),
+                         [f"L{layer} H{head}" for layer in range(4) for head in range(4)],
+                         title="4 layers × 4 heads: Attention weight", x_title="key", y_title="query",
+                         value_title="Attention weight", layer_names=[f"Layer {i}" for i in range(4)],
+                         scores=False, highlight=None)
+    layout = style_plotly_dict(fig, presenter=presenter)["layout"]
+    lines = layout["title"]["text"].count("<br>") + 1
+    assert lines == 2
+    # pinned to the top of the figure: the title's lines start at the top, the room is below them
+    assert (layout["title"]["yref"], layout["title"]["yanchor"], layout["title"]["y"]) == ("container", "top", 1)
+    top_titles = [a for a in layout["annotations"] if a.get("y") == 1.0]
+    assert len(top_titles) == 4
+    needed = 24 + lines * 1.35 * layout["title"]["font"]["size"] + 1.35 * top_titles[0]["font"]["size"]
+    assert layout["margin"]["t"] >= int(needed)

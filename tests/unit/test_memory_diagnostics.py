@@ -88,3 +88,20 @@ def test_full_collection_interval_from_the_environment(monkeypatch: pytest.Monke
     assert resources._full_collect_every() == 0.0  # never
     monkeypatch.setenv(resources.FULL_COLLECT_ENV_VAR, "soon")
     assert resources._full_collect_every() == resources.FULL_COLLECT_EVERY_S
+
+
+def test_the_malloc_arena_cap_is_set_read_from_the_environment_and_can_be_turned_off(monkeypatch, capsys) -> None:
+    import sys
+
+    from ui.resources import MALLOC_ARENAS, MALLOC_ARENAS_ENV_VAR, limit_malloc_arenas
+
+    monkeypatch.setenv(MALLOC_ARENAS_ENV_VAR, "0")
+    assert limit_malloc_arenas() == 0
+    monkeypatch.setenv(MALLOC_ARENAS_ENV_VAR, "two")
+    expected = MALLOC_ARENAS if sys.platform.startswith("linux") else 0  # glibc's mallopt took it
+    assert limit_malloc_arenas() == expected
+    assert "is not a whole number" in capsys.readouterr().err
+    monkeypatch.setenv(MALLOC_ARENAS_ENV_VAR, "3")
+    assert limit_malloc_arenas() == (3 if expected else 0)
+    monkeypatch.delenv(MALLOC_ARENAS_ENV_VAR)
+    assert limit_malloc_arenas() == expected

@@ -43,6 +43,13 @@ def reference_style(fig: go.Figure, presenter: bool) -> dict:
             axis.title.font.size = pick(axis.title.font.size, f.axis_title)
     for annotation in layout.annotations:
         annotation.font.size = pick(annotation.font.size, f.title - 2)
+    above = [a for a in layout.annotations  # subplot titles over the top row, in the top margin
+             if a.yref == "paper" and a.yanchor == "bottom" and isinstance(a.y, (int, float)) and a.y >= 0.999]
+    if above and isinstance(layout.title.text, str) and layout.title.text and layout.margin.t is not None:
+        lines = layout.title.text.count("<br>") + 1
+        room = int(24 + lines * 1.35 * layout.title.font.size + 1.35 * max(a.font.size for a in above))
+        if layout.margin.t < room:
+            layout.margin.t = room
     for key in [k for k in fig.to_dict()["layout"] if k.startswith("coloraxis")]:  # a shared colour scale
         colorbar = layout[key].colorbar
         colorbar.tickfont.size = pick(colorbar.tickfont.size, f.legend_label)
@@ -239,3 +246,18 @@ def test_attention_heatmap_spec_from_its_cached_layout_equals_the_built_chart(n:
     full = spec_of(attention_heatmap(scores, labels, title="s", scores=True, **kwargs))
     fast = attention_heatmap_spec(scores, labels, title="s", scores=True, **kwargs)
     assert {k: v for k, v in fast.items() if k != "datasets"} == {k: v for k, v in full.items() if k != "datasets"}
+
+
+def test_the_written_template_follows_plotlys_default_template() -> None:
+    """Importing Streamlit switches Plotly's default template; figures written as dicts then carry
+    the same template as Plotly's own ``to_dict`` (a template remembered from before did not)."""
+    from ui.charts.common import figure_dict
+
+    raw = {"data": [{"type": "scatter", "x": [0.0, 1.0], "y": [1.0, 0.0]}], "layout": {"title": {"text": "t"}}}
+    before = plotly.io.templates.default
+    try:
+        for name in ("plotly", "plotly_white", "plotly"):
+            plotly.io.templates.default = name
+            assert as_json(figure_dict(raw)) == as_json(go.Figure(raw).to_dict())
+    finally:
+        plotly.io.templates.default = before

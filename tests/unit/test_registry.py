@@ -335,6 +335,31 @@ def test_estimate_bytes_counts_buffers_strings_and_shared_objects_once() -> None
     assert estimate_bytes(estimate_bytes) == 0 and estimate_bytes(np) == 0  # code is not a result
 
 
+def test_estimate_bytes_of_row_lists_is_the_sum_of_its_parts() -> None:
+    """Row dicts of numbers and short strings (chart and table rows) are counted in place; the
+    sum is exactly the walk's: each row, key and value by ``sys.getsizeof``, flags and None 0,
+    a long string shared by rows once, anything else walked."""
+    import sys
+
+    from core.registry import estimate_bytes
+
+    size = sys.getsizeof
+    rows = [{"token": "巴黎", "p": 0.25, "rank": 1, "chosen": True, "note": None}]
+    expected = size(rows) + size(rows[0]) + sum(size(k) for k in rows[0]) + size("巴黎") + size(0.25) + size(1)
+    assert estimate_bytes(rows) == expected
+    assert estimate_bytes(tuple(rows)) == size(tuple(rows)) + expected - size(rows)
+    long_text = "y" * 500
+    shared = [{"text": long_text}, {"text": long_text}]
+    one_row = size({"text": long_text}) + size("text")
+    assert estimate_bytes(shared) == size(shared) + 2 * one_row + size(long_text)  # the text once
+    same_row = [rows[0], rows[0]]
+    assert estimate_bytes(same_row) == size(same_row) + expected - size(rows)  # one object, once
+    nested = [{"z": np.zeros(1000)}, 3, "a", np.float64(2.5), [1.5, "b"]]
+    walked = (size(nested) + size(nested[0]) + size("z") + estimate_bytes(nested[0]["z"]) + size(3) + size("a")
+              + size(np.float64(2.5)) + size(nested[4]) + size(1.5) + size("b"))
+    assert estimate_bytes(nested) == walked
+
+
 def test_byte_budget_evicts_the_least_recently_used_entry_of_any_cache() -> None:
     from core.registry import ByteBudget
 

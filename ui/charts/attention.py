@@ -341,7 +341,10 @@ def _head_grid_raw(
     width = (1.0 - gap_x * (n_head - 1)) / n_head
     height = (1.0 - gap_y * (n_layer - 1)) / n_layer
     layout: dict = {
-        "title": {"text": title},
+        # The title pinned to the top of the figure: the theme makes the top margin tall enough
+        # for a wrapped title plus the top row's subplot titles (centred in the margin, the
+        # second line of a projector-size title covered "L0 H0").
+        "title": {"text": title, "y": 1, "yref": "container", "yanchor": "top", "pad": {"t": 8}},
         "height": max(320, 190 * n_layer + 60),
         "margin": {"l": 40, "r": 20, "t": 70, "b": 20},
         "coloraxis": {**colour, "colorbar": {"title": {"text": value_title, "side": "right"}, "thickness": 12}},

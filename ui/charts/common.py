@@ -498,6 +498,13 @@ def _subplot_keys(layout: dict[str, Any], prefix: str) -> list[str]:
     return [prefix, *sorted(numbered, key=lambda k: int(k[len(prefix):]))]
 
 
+def _sits_above_plot(annotation: dict[str, Any]) -> bool:
+    """A subplot title: placed on the paper at the top edge (y = 1), growing upwards."""
+    y = annotation.get("y")
+    return (annotation.get("yref") == "paper" and annotation.get("yanchor") == "bottom"
+            and isinstance(y, (int, float)) and y >= 0.999)
+
+
 def style_plotly_dict(fig_dict: dict[str, Any], presenter: bool | None = None) -> dict[str, Any]:
     """``style_plotly(fig).to_dict()`` computed on the figure's plain dict, without Plotly's
     property objects (tens of times faster); the input is not changed.
@@ -532,6 +539,18 @@ def style_plotly_dict(fig_dict: dict[str, Any], presenter: bool | None = None) -
         layout[key] = scene
     if layout.get("annotations"):
         layout["annotations"] = [_with_size(a, ("font",), pick, f.title - 2) for a in layout["annotations"]]
+        margin = layout.get("margin") or {}
+        above = [a for a in layout["annotations"] if _sits_above_plot(a)]
+        title_text = layout["title"].get("text")
+        if above and isinstance(title_text, str) and title_text and margin.get("t") is not None:
+            # Subplot titles stand above the top row, inside the top margin: the figure title
+            # needs their height too, or its (wrapped, projector-size) lines cover the first
+            # subplot's title (the all-heads grid on a projector).
+            lines = title_text.count("<br>") + 1
+            room = int(24 + lines * 1.35 * layout["title"]["font"]["size"]
+                       + 1.35 * max(a["font"]["size"] for a in above))
+            if margin["t"] < room:
+                layout["margin"] = {**margin, "t": room}
     for key in _subplot_keys(layout, "coloraxis"):  # a shared colour scale (the all-heads grid)
         if isinstance(layout.get(key), dict):
             axis = _with_size(layout[key], ("colorbar", "tickfont"), pick, f.legend_label)
@@ -550,10 +569,21 @@ def style_plotly_dict(fig_dict: dict[str, Any], presenter: bool | None = None) -
     return out
 
 
-@lru_cache(maxsize=16)
 def plotly_written(colorscale: str = "Blues") -> tuple[dict[str, Any], list[Any]]:
     """Plotly's default template and a named colour scale, as ``go.Figure(...).to_dict()`` writes
-    them (shared, read-only: Streamlit and the theme only read a figure dict)."""
+    them (shared, read-only: Streamlit and the theme only read a figure dict).
+
+    Remembered per default template: importing Streamlit switches Plotly's default to its
+    "streamlit" template, and a template remembered before that import no longer matched what
+    Plotly writes (tests that ran after one importing Streamlit failed).
+    """
+    import plotly.io as pio
+
+    return _plotly_written(colorscale, str(pio.templates.default))
+
+
+@lru_cache(maxsize=16)
+def _plotly_written(colorscale: str, default_template: str) -> tuple[dict[str, Any], list[Any]]:
     import plotly.graph_objects as go
 
     written = go.Figure(go.Heatmap(colorscale=colorscale)).to_dict()
