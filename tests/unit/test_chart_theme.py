@@ -247,6 +247,8 @@ def test_a_wrapped_grid_title_leaves_room_for_the_subplot_titles(presenter: bool
     assert lines == 2
     # pinned to the top of the figure: the title's lines start at the top, the room is below them
     assert (layout["title"]["yref"], layout["title"]["yanchor"], layout["title"]["y"]) == ("container", "top", 1)
+    # Plotly anchors a pinned title by its last line: the pad holds the lines above it
+    assert layout["title"]["pad"]["t"] == round(8 + (lines - 1) * 1.35 * layout["title"]["font"]["size"], 1)
     top_titles = [a for a in layout["annotations"] if a.get("y") == 1.0]
     assert len(top_titles) == 4
     needed = 24 + lines * 1.35 * layout["title"]["font"]["size"] + 1.35 * top_titles[0]["font"]["size"]

@@ -32,6 +32,8 @@ def reference_style(fig: go.Figure, presenter: bool) -> dict:
         room = int(24 + lines * 1.35 * layout.title.font.size)
         if layout.margin.t is not None and layout.margin.t < room:
             layout.margin.t = room
+    if layout.title.yref == "container" and layout.title.yanchor == "top" and isinstance(layout.title.text, str):
+        layout.title.pad.t = round(8 + layout.title.text.count("<br>") * 1.35 * layout.title.font.size, 1)
     layout.legend.font.size = pick(layout.legend.font.size, f.legend_label)
     layout.hoverlabel.font.size = pick(layout.hoverlabel.font.size, f.axis_label)
     for axis in [*out.select_xaxes(), *out.select_yaxes()]:

@@ -505,6 +505,9 @@ def _sits_above_plot(annotation: dict[str, Any]) -> bool:
             and isinstance(y, (int, float)) and y >= 0.999)
 
 
+PINNED_TITLE_PAD = 8  # px between the figure's top and a title pinned there (yref container, yanchor top)
+
+
 def style_plotly_dict(fig_dict: dict[str, Any], presenter: bool | None = None) -> dict[str, Any]:
     """``style_plotly(fig).to_dict()`` computed on the figure's plain dict, without Plotly's
     property objects (tens of times faster); the input is not changed.
@@ -528,6 +531,13 @@ def style_plotly_dict(fig_dict: dict[str, Any], presenter: bool | None = None) -
         margin = layout.get("margin") or {}
         if margin.get("t") is not None and margin["t"] < room:
             layout["margin"] = {**margin, "t": room}
+    pinned = layout["title"].get("yref") == "container" and layout["title"].get("yanchor") == "top"
+    if pinned and isinstance(layout["title"].get("text"), str):
+        # A title pinned to the figure's top: Plotly anchors a title of several lines by its last
+        # line, so each line past the first goes above the figure (clipped) unless the pad grows.
+        extra = layout["title"]["text"].count("<br>") * 1.35 * layout["title"]["font"]["size"]
+        layout["title"] = {**layout["title"], "pad": {**(layout["title"].get("pad") or {}),
+                                                      "t": round(PINNED_TITLE_PAD + extra, 1)}}
     for key in [*_subplot_keys(layout, "xaxis"), *_subplot_keys(layout, "yaxis")]:
         axis = _with_size(layout.get(key), ("tickfont",), pick, f.axis_label)
         layout[key] = _with_size(axis, ("title", "font"), pick, f.axis_title)
