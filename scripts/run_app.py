@@ -8,36 +8,13 @@ hands over to Streamlit's own command line exactly as ``streamlit run app.py ...
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-
-def limit_malloc_arenas() -> None:
-    """At most ``TOKEN_JOURNEY_MALLOC_ARENAS`` (default 2) glibc malloc arenas, set before any thread.
-
-    Streamlit runs every session's script on its own thread; glibc gives threads up to 8 arenas
-    per core, each keeping what its threads freed, so a class of 30 grows the resident size by
-    fragments no cache owns. Two arenas keep it flat (the threads mostly wait for the GIL anyway).
-    ``MALLOC_ARENA_MAX`` in the environment wins; ``0`` here leaves glibc's default.
-    """
-    arenas = os.environ.get("TOKEN_JOURNEY_MALLOC_ARENAS", "2")
-    if "MALLOC_ARENA_MAX" in os.environ or not arenas.isdigit() or int(arenas) < 1 or not sys.platform.startswith("linux"):
-        return
-    try:
-        import ctypes
-
-        ctypes.CDLL("libc.so.6").mallopt(-8, int(arenas))  # M_ARENA_MAX
-    except (OSError, AttributeError):  # another libc
-        pass
-
-
-limit_malloc_arenas()
-
-import ui.resources  # noqa: E402,F401  (starts the background load)
+import ui.resources  # noqa: E402,F401  (caps the malloc arenas, then starts the background load)
 from streamlit.web.cli import main  # noqa: E402
 
 if __name__ == "__main__":

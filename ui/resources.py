@@ -377,8 +377,11 @@ def limit_malloc_arenas() -> int:
     heap arenas of their own, up to 8 per core. Each arena keeps the pages its threads freed
     (15-60 MB free inside the arenas in a 30-student run) and ``malloc_trim`` only returns
     whole free pages at their tops. With the GIL only one thread allocates at a time anyway, so
-    two arenas cost no waiting. ``TOKEN_JOURNEY_MALLOC_ARENAS=0`` keeps glibc's default.
+    two arenas cost no waiting. ``TOKEN_JOURNEY_MALLOC_ARENAS=0`` keeps glibc's default, and
+    glibc's own ``MALLOC_ARENA_MAX`` in the environment wins (nothing is changed then).
     """
+    if "MALLOC_ARENA_MAX" in os.environ:
+        return 0
     raw = os.environ.get(MALLOC_ARENAS_ENV_VAR, "")
     try:
         cap = int(raw) if raw else MALLOC_ARENAS

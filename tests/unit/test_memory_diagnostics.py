@@ -95,6 +95,7 @@ def test_the_malloc_arena_cap_is_set_read_from_the_environment_and_can_be_turned
 
     from ui.resources import MALLOC_ARENAS, MALLOC_ARENAS_ENV_VAR, limit_malloc_arenas
 
+    monkeypatch.delenv("MALLOC_ARENA_MAX", raising=False)
     monkeypatch.setenv(MALLOC_ARENAS_ENV_VAR, "0")
     assert limit_malloc_arenas() == 0
     monkeypatch.setenv(MALLOC_ARENAS_ENV_VAR, "two")
@@ -105,3 +106,5 @@ def test_the_malloc_arena_cap_is_set_read_from_the_environment_and_can_be_turned
     assert limit_malloc_arenas() == (3 if expected else 0)
     monkeypatch.delenv(MALLOC_ARENAS_ENV_VAR)
     assert limit_malloc_arenas() == expected
+    monkeypatch.setenv("MALLOC_ARENA_MAX", "4")  # glibc's own setting wins: nothing changed
+    assert limit_malloc_arenas() == 0
