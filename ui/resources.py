@@ -505,7 +505,11 @@ def heap_report() -> str:
                          f"mmapped {info.hblkhd / 2**20:.0f} MB")
         except (OSError, AttributeError):  # musl or an old glibc
             pass
-    parts.append(f"gc objects {len(gc.get_objects())} + frozen {gc.get_freeze_count()}")
+    # Not len(gc.get_objects()): that list holds a reference to every tracked object, also to a
+    # tuple another thread is still building, whose resize then fails (a 30-student run with
+    # this log on got "SystemError: Objects/tupleobject.c:927: bad argument to internal function").
+    young = "/".join(str(n) for n in gc.get_count())
+    parts.append(f"gc new since collection {young} (gen 0/1/2), frozen {gc.get_freeze_count()}")
     import tracemalloc
 
     if tracemalloc.is_tracing():
