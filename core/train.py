@@ -20,7 +20,7 @@ import platform
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -119,6 +119,23 @@ class TrainSettings:
             raise ValueError("lr must be in (0, 1) and min_lr_ratio in [0, 1]")
         if self.warmup_steps < 0 or self.weight_decay < 0 or self.grad_clip <= 0:
             raise ValueError("warmup_steps and weight_decay must be >= 0, grad_clip > 0")
+
+
+# Per-design changes to the defaults above (what each shipped model was trained with).
+PRESET_SETTINGS: dict[str, dict[str, Any]] = {
+    "classic": {},
+    "modern": {},
+}
+
+
+def preset_settings(preset: str) -> TrainSettings:
+    """The settings a shipped preset was trained with.
+
+    Example: preset_settings("classic").lr -> 0.003
+    """
+    if preset not in PRESET_SETTINGS:
+        raise ValueError(f"unknown preset {preset!r}; choose one of {sorted(PRESET_SETTINGS)}")
+    return TrainSettings(**PRESET_SETTINGS[preset])
 
 
 @dataclass
@@ -508,7 +525,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--preset", required=True, choices=sorted(PRESETS))
     parser.add_argument("--steps", type=int, default=defaults.steps)
     parser.add_argument("--batch-size", type=int, default=defaults.batch_size)
-    parser.add_argument("--lr", type=float, default=defaults.lr)
+    parser.add_argument("--lr", type=float, default=None, help="peak learning rate (default: the preset's)")
+    parser.add_argument("--weight-decay", type=float, default=None, help="AdamW weight decay (default: the preset's)")
     parser.add_argument("--eval-interval", type=int, default=defaults.eval_interval)
     parser.add_argument("--seed", type=int, default=defaults.seed)
     parser.add_argument("--out", default=None, help="output folder (default assets/models/<preset>)")
@@ -523,9 +541,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--snapshot-budget-mb", type=float, default=14.0,
                         help="at most this many MiB of int8 snapshot files per model (fewer steps if needed; 2 x 14 MiB < 30 MB)")
     args = parser.parse_args(argv)
-    settings = TrainSettings(
-        steps=args.steps, batch_size=args.batch_size, lr=args.lr, eval_interval=args.eval_interval, seed=args.seed
-    )
+    overrides = {k: v for k, v in (("lr", args.lr), ("weight_decay", args.weight_decay)) if v is not None}
+    settings = replace(preset_settings(args.preset), steps=args.steps, batch_size=args.batch_size,
+                       eval_interval=args.eval_interval, seed=args.seed, **overrides)
     metrics = train_preset(args.preset, settings, args.out, args.corpus, args.device, args.threads or None,
                            snapshots=args.snapshots, snapshot_budget_mb=args.snapshot_budget_mb)
     summary = {k: metrics[k] for k in ("params", "steps", "train_seconds", "train_loss", "heldout_loss", "heldout_perplexity")}

@@ -101,6 +101,21 @@ def test_long_vega_titles_wrap_into_lines_that_fit_a_phone() -> None:
     assert styled["config"]["lineBreak"] == "\n"  # Vega draws each line
 
 
+def test_a_token_set_off_by_spaces_in_a_chinese_title_is_never_cut() -> None:
+    """The Embeddings analogy title quotes tokens between spaces: "比利 / 时" would read as two
+    words, so a short spaced CJK run stays on one line; a plain CJK sentence still breaks
+    anywhere (between characters)."""
+    from ui.charts.common import wrap_title
+
+    title = "离 布鲁塞尔 − 比利时 + 日本 最近的词元"
+    lines = wrap_title(title).split("\n")
+    assert "".join(lines) == title and len(lines) == 2
+    for token in ("布鲁塞尔", "比利时", "日本"):
+        assert any(token in line for line in lines), (token, lines)
+    sentence = "温度越高，分布越平坦，越容易抽到概率较低的词元，这就是采样"
+    assert len(wrap_title(sentence).split("\n")) == 2
+
+
 def test_every_chart_drawn_gets_its_long_titles_wrapped() -> None:
     """The wrapping happens where every chart is drawn (style_vega), for every page, in both
     themes, on concatenated sub-charts too, and never changes the cached spec."""

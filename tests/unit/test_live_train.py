@@ -264,3 +264,26 @@ def test_tiny_preset_learns_in_60_steps() -> None:
     end = evaluate_loss(result.model, held_ids)
     assert end <= 0.7 * start, (start, end)
     assert loss_drop([(i, v) for i, v in enumerate(result.train_losses)]) > 0.3
+
+
+def test_the_training_command_starts_from_the_presets_settings_and_takes_overrides(monkeypatch) -> None:
+    """python -m core.train uses a preset's own settings (PRESET_SETTINGS) unless --lr or
+    --weight-decay say otherwise; an unknown preset is refused."""
+    import pytest
+
+    from core import train
+
+    seen: dict[str, object] = {}
+
+    def fake_train_preset(preset, settings, *args, **kwargs):
+        seen["preset"], seen["settings"] = preset, settings
+        return {"params": 1, "steps": settings.steps, "train_seconds": 0.0, "train_loss": 0.0, "heldout_loss": 0.0,
+                "heldout_perplexity": 1.0, "probe_accuracy": {}, "embedding": {}}
+
+    monkeypatch.setattr(train, "train_preset", fake_train_preset)
+    train.main(["--preset", "modern", "--steps", "7"])
+    assert seen["settings"] == train.replace(train.preset_settings("modern"), steps=7)
+    train.main(["--preset", "classic", "--steps", "7", "--lr", "0.002", "--weight-decay", "0.2"])
+    assert (seen["settings"].lr, seen["settings"].weight_decay, seen["settings"].steps) == (0.002, 0.2, 7)
+    with pytest.raises(ValueError):
+        train.preset_settings("nonexistent")

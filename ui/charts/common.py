@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 import weakref
 from collections.abc import Sequence
@@ -203,15 +204,29 @@ _NO_LINE_START = frozenset("，。、：；！？）)]】》,.:;!?")
 _GLUED_OPERATORS = frozenset(("=", "≈", "×", "+", "−", "-", "<", ">", "≤", "≥", "→"))  # "T = 2.50" stays whole
 
 
+# A short CJK run set off by spaces ("离 布鲁塞尔 − 比利时 + 日本") is a token or a word the
+# title quotes: it stays on one line ("比利 / 时" would read as two words).
+_SPACED_CJK_RUN = re.compile(r"(?:(?<= )|^)[\u3400-\u9fff\uf900-\ufaff]{2,8}(?= |$)")
+
+
+def _glued_positions(text: str) -> frozenset[int]:
+    """Indexes of characters that continue a space-delimited CJK run (never a line start)."""
+    if " " not in text:
+        return frozenset()
+    return frozenset(i for m in _SPACED_CJK_RUN.finditer(text) for i in range(m.start() + 1, m.end()))
+
+
 def _title_units(text: str) -> list[str]:
-    """Pieces a title may break between: a Latin word with its trailing spaces, or one CJK
-    character (with any closing punctuation that must not start a line; an opening bracket
-    or an operator such as "=" stays with what follows it)."""
+    """Pieces a title may break between: a Latin word with its trailing spaces, one CJK
+    character, or a short CJK run set off by spaces (with any closing punctuation that must
+    not start a line; an opening bracket or an operator such as "=" stays with what follows
+    it)."""
     from core.bpe_view import display_width
 
+    glued = _glued_positions(text)
     units: list[str] = []
-    for ch in text:
-        if units and (ch in _NO_LINE_START or ch == " " or units[-1][-1] in "（(【《“"
+    for index, ch in enumerate(text):
+        if units and (index in glued or ch in _NO_LINE_START or ch == " " or units[-1][-1] in "（(【《“"
                       or ch in _GLUED_OPERATORS or units[-1].rstrip()[-1:] in _GLUED_OPERATORS
                       or (display_width(ch) == 1 and not units[-1].endswith(" ") and display_width(units[-1][-1]) == 1)):
             units[-1] += ch
@@ -236,13 +251,23 @@ def wrap_title(text: str, columns: int = TITLE_LINE_COLUMNS) -> str:
     if total <= columns:
         return text
     lines_needed = -(-total // columns)
-    target = min(columns, -(-total // lines_needed) + 2)
+    units = _title_units(text)
+    balanced = _fill(units, min(columns, -(-total // lines_needed) + 2))
+    # A long unbreakable piece can make balanced lines need one more line than full ones.
+    lines = balanced if len(balanced) <= lines_needed else _fill(units, columns)
+    return "\n".join(lines)
+
+
+def _fill(units: Sequence[str], width: int) -> list[str]:
+    """Units packed greedily into lines of at most ``width`` columns (a longer unit alone)."""
+    from core.bpe_view import display_width
+
     lines: list[str] = [""]
-    for unit in _title_units(text):
-        if lines[-1] and display_width((lines[-1] + unit).rstrip()) > target:
+    for unit in units:
+        if lines[-1] and display_width((lines[-1] + unit).rstrip()) > width:
             lines.append("")
         lines[-1] += unit
-    return "\n".join(line for line in lines if line)
+    return [line for line in lines if line]
 
 
 def _wrapped(title: Any) -> Any:
