@@ -216,14 +216,14 @@ def _glued_positions(text: str) -> frozenset[int]:
     return frozenset(i for m in _SPACED_CJK_RUN.finditer(text) for i in range(m.start() + 1, m.end()))
 
 
-def _title_units(text: str) -> list[str]:
+def _title_units(text: str, keep_runs: bool = True) -> list[str]:
     """Pieces a title may break between: a Latin word with its trailing spaces, one CJK
     character, or a short CJK run set off by spaces (with any closing punctuation that must
     not start a line; an opening bracket or an operator such as "=" stays with what follows
     it)."""
     from core.bpe_view import display_width
 
-    glued = _glued_positions(text)
+    glued = _glued_positions(text) if keep_runs else frozenset()
     units: list[str] = []
     for index, ch in enumerate(text):
         if units and (index in glued or ch in _NO_LINE_START or ch == " " or units[-1][-1] in "（(【《“"
@@ -251,10 +251,13 @@ def wrap_title(text: str, columns: int = TITLE_LINE_COLUMNS) -> str:
     if total <= columns:
         return text
     lines_needed = -(-total // columns)
-    units = _title_units(text)
-    balanced = _fill(units, min(columns, -(-total // lines_needed) + 2))
-    # A long unbreakable piece can make balanced lines need one more line than full ones.
-    lines = balanced if len(balanced) <= lines_needed else _fill(units, columns)
+    for keep_runs in (True, False):  # a spaced CJK run that cannot fit a line is cut after all
+        units = _title_units(text, keep_runs)
+        balanced = _fill(units, min(columns, -(-total // lines_needed) + 2))
+        # A long unbreakable piece can make balanced lines need one more line than full ones.
+        lines = balanced if len(balanced) <= lines_needed else _fill(units, columns)
+        if all(display_width(line.rstrip()) <= columns for line in lines):
+            break
     return "\n".join(lines)
 
 
