@@ -209,6 +209,7 @@ class Stats:
     errors: list[str] = field(default_factory=list)
     dropped: int = 0
     by_kind: dict[str, list[float]] = field(default_factory=dict)
+    finished_at: list[float] = field(default_factory=list)  # perf_counter when each interaction ended
 
 
 def browser_cookie(url: str) -> str | None:
@@ -262,6 +263,7 @@ async def student(index: int, url: str, until: float, every: float, timeout: flo
                 doing = f"page {session.page or 'overview'} -> {page or 'overview'}"
                 result = await session.go_to(page, timeout)
             stats.latencies.append(result.seconds)
+            stats.finished_at.append(time.perf_counter())
             stats.bytes_in.append(result.bytes_in)
             stats.by_kind.setdefault(kind, []).append(result.seconds)
             if not result.ok:
@@ -373,6 +375,19 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
+def window_lines(stats: Stats, started: float, window: float) -> list[str]:
+    """p50 / p95 / max of the interactions that ended in each ``window``-second slice of the class.
+
+    Shows whether a long run's tail comes from the whole run getting slower (caches filling,
+    evicting) or from a few bad moments (a full collection, a noisy neighbour)."""
+    slices: dict[int, list[float]] = {}
+    for end, seconds in zip(stats.finished_at, stats.latencies):
+        slices.setdefault(int((end - started) // window), []).append(seconds)
+    return [f"    {f'{i * window:.0f}-{(i + 1) * window:.0f} s':<14} n={len(v):<5} p50 {pct(v, .5) * 1000:6.0f} ms  "
+            f"p95 {pct(v, .95) * 1000:6.0f} ms  max {max(v) * 1000:6.0f} ms"
+            for i, v in sorted(slices.items())]
+
+
 def report(server: Server, n: int, duration: float, every: float, stats: Stats, cpu_s: float,
            rss: list[float], load: str) -> str:
     lat = stats.latencies
@@ -396,6 +411,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--env", action="append", default=[], help="KEY=VALUE for the started servers")
     parser.add_argument("--per-kind", action="store_true", help="also print p50/p95 per interaction kind")
+    parser.add_argument("--window", type=float, default=0.0,
+                        help="also print p50/p95/max per S-second slice of each class (is a long run's tail "
+                             "spread over the run or a few bad moments?)")
     parser.add_argument("--with-training", action="store_true",
                         help="the Training page joins the mix (replay: model, step slider, target word, 'view the "
                              "app at step s', which then runs every page on that snapshot; never a live training job)")
@@ -445,6 +463,7 @@ def main() -> None:
                 pids = server.pids()
                 cpu0 = cpu_seconds(pids)
                 samples: list[tuple[float, list[float]]] = []
+                class_started = time.perf_counter()
                 sample = (lambda s=server: [rss_mb(p) for p in (s.replicas() or s.pids()[:1])]) if server.proc else None
                 stats = asyncio.run(classroom(server.url, n, args.duration, args.every, args.timeout, args.seed,
                                               sample, args.rss_every, samples,
@@ -459,6 +478,10 @@ def main() -> None:
                 if stats.errors:
                     shown = sorted(set(stats.errors))[:5]
                     print("    first errors: " + " | ".join(shown), flush=True)
+                if args.window > 0:
+                    print(f"    latency per {args.window:g}-s slice of the class:", flush=True)
+                    for line in window_lines(stats, class_started, args.window):
+                        print(line, flush=True)
                 if args.per_kind:
                     for k, v in sorted(stats.by_kind.items()):
                         print(f"    {k:<40} n={len(v):<4} p50 {pct(v, .5) * 1000:6.0f} ms  p95 {pct(v, .95) * 1000:6.0f} ms")

@@ -457,6 +457,25 @@ def classroom_prompts(path: str | Path = CLASSROOM_PROMPTS) -> list[str]:
     return [*data["en"], *data["zh"]]
 
 
+# TrainSettings fields the command line can set, with their flags (core.train's argparse).
+_COMMAND_FLAGS = (("batch_size", "--batch-size"), ("lr", "--lr"), ("weight_decay", "--weight-decay"),
+                  ("eval_interval", "--eval-interval"))
+
+
+def training_command(preset: str, settings: TrainSettings, threads: int | None, snapshots: int) -> str:
+    """The command line that repeats this run, for metrics.json: every setting that differs from
+    the preset's own is spelled out, so an experiment's lr or weight decay is not lost.
+
+    Example: training_command("modern", replace(preset_settings("modern"), lr=2e-3), 1, 12)
+    -> "python -m core.train --preset modern --steps 4000 --seed 0 --threads 1 --snapshots 12 --lr 0.002"
+    """
+    base = preset_settings(preset)
+    extra = "".join(f" {flag} {getattr(settings, name):g}" for name, flag in _COMMAND_FLAGS
+                    if getattr(settings, name) != getattr(base, name))
+    return (f"python -m core.train --preset {preset} --steps {settings.steps} --seed {settings.seed} "
+            f"--threads {threads or 0} --snapshots {snapshots}{extra}")
+
+
 def train_preset(
     preset: str,
     settings: TrainSettings = TrainSettings(),
@@ -505,7 +524,7 @@ def train_preset(
         "python": platform.python_version(),
         "corpus_tokens": {"train": len(train_ids), "heldout": len(heldout_ids)},
         "corpus_sha256": corpus_fingerprint(corpus_dir),
-        "command": f"python -m core.train --preset {preset} --steps {settings.steps} --seed {settings.seed} --threads {threads or 0} --snapshots {snapshots}",
+        "command": training_command(preset, settings, threads, snapshots),
         "settings": asdict(settings),
         "history": result.history,
     }

@@ -287,3 +287,20 @@ def test_the_training_command_starts_from_the_presets_settings_and_takes_overrid
     assert (seen["settings"].lr, seen["settings"].weight_decay, seen["settings"].steps) == (0.002, 0.2, 7)
     with pytest.raises(ValueError):
         train.preset_settings("nonexistent")
+
+
+def test_the_recorded_training_command_keeps_an_experiments_overrides() -> None:
+    """metrics.json's "command" must repeat the run: a changed lr or weight decay is spelled out
+    (it was dropped before, so two experiments' metrics showed the same command)."""
+    from core import train
+
+    plain = train.training_command("modern", train.preset_settings("modern"), 1, 12)
+    assert "--lr" not in plain and "--weight-decay" not in plain
+    assert plain.startswith("python -m core.train --preset modern --steps 4000 --seed 0 --threads 1 --snapshots 12")
+    changed = train.replace(train.preset_settings("modern"), lr=2e-3, weight_decay=0.3, seed=7)
+    command = train.training_command("modern", changed, 1, 12)
+    assert "--seed 7" in command and "--lr 0.002" in command and "--weight-decay 0.3" in command
+    # the command line parses back to the same settings
+    args = command.split()[3:]
+    parsed = dict(zip(args[::2], args[1::2]))
+    assert float(parsed["--lr"]) == changed.lr and float(parsed["--weight-decay"]) == changed.weight_decay

@@ -1,0 +1,24 @@
+"""The classroom bench's per-slice latency lines (``--window``): each interaction is counted in the
+slice in which it ended, so a long run shows whether its tail is spread out or a few bad moments."""
+
+from __future__ import annotations
+
+from bench.classroom import Stats, window_lines
+
+
+def test_each_interaction_lands_in_the_slice_it_ended_in() -> None:
+    started = 1000.0
+    stats = Stats(latencies=[0.1, 0.2, 0.3, 5.0, 0.1], finished_at=[1001.0, 1059.9, 1060.0, 1130.0, 1170.0])
+    lines = window_lines(stats, started, 60.0)
+    assert len(lines) == 3
+    first, second, third = lines
+    assert "0-60" in first and "n=2 " in first and "max    200 ms" in first
+    assert "60-120" in second and "n=1 " in second and "max    300 ms" in second
+    # the one slow interaction shows up in its own slice, not smeared over the run
+    assert "120-180" in third and "n=2 " in third and "max   5000 ms" in third
+
+
+def test_a_slice_with_no_interaction_is_left_out() -> None:
+    stats = Stats(latencies=[0.1, 0.1], finished_at=[5.0, 250.0])
+    lines = window_lines(stats, 0.0, 60.0)
+    assert [line.split(" s ")[0].strip() for line in lines] == ["0-60", "240-300"]
