@@ -55,10 +55,24 @@ def _softmax_rows(logits: np.ndarray) -> np.ndarray:
     return weights / weights.sum(axis=-1, keepdims=True)
 
 
-def _rank_rows(probs: np.ndarray) -> np.ndarray:
-    """Token ids per row, most probable first; the lower id first among equal probabilities."""
-    ids = np.arange(probs.shape[-1])
-    return np.stack([np.lexsort((ids, -row)) for row in probs])
+def _top_k_rows(probs: np.ndarray, k: int) -> np.ndarray:
+    """The k most probable token ids per row, most probable first; the lower id first among
+    equal probabilities. Partitions instead of sorting the whole vocabulary: a 150k-token
+    foreign model would otherwise sort 150k floats per stage on every rerun."""
+    vocab = probs.shape[-1]
+    rows = []
+    # the k-th largest value of each row: every top-k id has at least this probability
+    thresholds = np.partition(probs, vocab - k, axis=-1)[:, vocab - k]
+    for row, threshold in zip(probs, thresholds):
+        candidates = np.flatnonzero(row >= threshold)  # ascending ids; more than k only on ties
+        rows.append(candidates[np.lexsort((candidates, -row[candidates]))][:k])
+    return np.stack(rows)
+
+
+def _ranks_of(probs: np.ndarray, token_id: int) -> np.ndarray:
+    """Rank (1 = top) of ``token_id`` in each row, with the same tie rule as _top_k_rows."""
+    own = probs[:, token_id : token_id + 1]
+    return 1 + (probs > own).sum(axis=1) + (probs[:, :token_id] == own).sum(axis=1)
 
 
 def stage_residuals(trace: Mapping[str, np.ndarray], n_layer: int, position: int = -1) -> tuple[list[str], np.ndarray]:
@@ -106,10 +120,9 @@ def logit_lens(
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= vocab:
         raise ValueError(f"k must be an int in [1, {vocab}], got {k!r}")
     probs = _softmax_rows(logits)
-    order = _rank_rows(probs)  # (stage, vocab)
-    top_ids = order[:, :k]
-    final_id = int(order[-1, 0])
-    ranks = np.argmax(order == final_id, axis=1) + 1  # where final_id sits in each row's ranking
+    top_ids = _top_k_rows(probs, int(k))  # (stage, k)
+    final_id = int(top_ids[-1, 0])
+    ranks = _ranks_of(probs, final_id)
     n_pos = np.asarray(trace[names.act_name("resid_pre", layer=0)]).shape[0]
     return LogitLens(
         position=int(position) % n_pos,

@@ -24,6 +24,7 @@ from ui import state
 from ui.i18n import t, translate
 from ui.page import setup
 from ui.resources import get_model, memo, run_prompt, run_prompt_or_stop, shared
+from ui.text import markdown_table
 from ui.tokens import display_token
 
 PAGE = "transformer_block"
@@ -67,6 +68,41 @@ def neuron_index(model_name: str) -> block.NeuronIndex:
         return block.build_neuron_index(loaded.model, loaded.tokenizer, block.corpus_documents(240 if small else 40))
 
     return shared(model_name, "block.neuron_index", compute)
+
+
+@memo(maxsize=4)
+def textbook_tables(lang: str) -> dict[str, str]:
+    """The page's fixed tables (the textbook's normalisation samples, LayerNorm vs BatchNorm,
+    the MoE models) as Markdown, built once per language: as data frames they cost every full
+    rerun an Arrow conversion each."""
+    def tr(key: str, **fmt) -> str:
+        return translate(f"transformer_block.{key}", lang, **fmt)
+
+    samples = block.TEXTBOOK_SAMPLES
+    sample_names = [tr("norm.batch.sample", i=i + 1) for i in range(len(samples))]
+    dims = [tr("norm.batch.dim", i=j) for j in range(len(samples[0]))]
+    rows_ln, means_ln, stds_ln = block.normalize_table(samples, "sample")
+    rows_bn, means_bn, stds_bn = block.normalize_table(samples, "feature")
+
+    def num(v: float) -> str:
+        return f"{float(v):.3f}"
+
+    compare_rows = ["direction", "scope", "batch", "train_infer", "length"]
+    return {
+        "raw": markdown_table(["", *dims], [[name, *(f"{v:g}" for v in row)] for name, row in zip(sample_names, samples)]),
+        "ln": markdown_table(["", *dims, "μ", "σ"],
+                             [[name, *map(num, row), num(m), num(sd)]
+                              for name, row, m, sd in zip(sample_names, rows_ln, means_ln, stds_ln)]),
+        "bn": markdown_table(["", *dims], [[name, *map(num, row)] for name, row in zip(sample_names, rows_bn)]
+                             + [["μ", *map(num, means_bn)], ["σ", *map(num, stds_bn)]]),
+        "compare": markdown_table(["", "LayerNorm", "BatchNorm"],
+                                  [[tr(f"norm.cmp.{r}"), tr(f"norm.cmp.{r}.ln"), tr(f"norm.cmp.{r}.bn")] for r in compare_rows]),
+        "moe": markdown_table(
+            [tr("moe.col.model"), tr("moe.col.total"), tr("moe.col.experts"), tr("moe.col.per_token"), tr("moe.col.active"),
+             tr("moe.col.share")],
+            [[name, f"{total / 1e9:,.0f} B", experts, per_token, f"~{active / 1e9:,.0f} B", f"{100 * active / total:.1f} %"]
+             for name, total, experts, per_token, active in TEXTBOOK_MOE]),
+    }
 
 
 def parse_numbers(text: str) -> list[float] | None:
@@ -332,29 +368,21 @@ norm_lab()
 
 st.subheader(t("transformer_block.norm.batch.header"))
 st.markdown(t("transformer_block.norm.batch.explain"))
-rows_ln, means_ln, stds_ln = block.normalize_table(block.TEXTBOOK_SAMPLES, "sample")
-rows_bn, means_bn, stds_bn = block.normalize_table(block.TEXTBOOK_SAMPLES, "feature")
-sample_names = [t("transformer_block.norm.batch.sample", i=i + 1) for i in range(len(block.TEXTBOOK_SAMPLES))]
-dims = [t("transformer_block.norm.batch.dim", i=j) for j in range(len(block.TEXTBOOK_SAMPLES[0]))]
+tables = textbook_tables(ctx.lang)
+# Tables of short cells keep each cell on one line and scroll sideways on a phone (as a data
+# frame did) instead of breaking "样本 1" into a column of single characters. Static CSS.
+st.html("<style>[class*='st-key-tb_table'] [data-testid='stMarkdownContainer'] { overflow-x: auto; } "
+        "[class*='st-key-tb_table'] th, [class*='st-key-tb_table'] td { white-space: nowrap; }</style>")
 st.markdown(t("transformer_block.norm.batch.raw"))
-st.dataframe(pd.DataFrame(block.TEXTBOOK_SAMPLES, index=sample_names, columns=dims), width="stretch")
-tables = st.columns(2)
-with tables[0]:
+st.container(key="tb_table_raw").markdown(tables["raw"])
+side_by_side = st.columns(2)
+with side_by_side[0]:
     st.markdown(t("transformer_block.norm.batch.ln"))
-    frame = pd.DataFrame(np.round(rows_ln, 3), index=sample_names, columns=dims)
-    frame["μ"], frame["σ"] = np.round(means_ln, 3), np.round(stds_ln, 3)
-    st.dataframe(frame, width="stretch")
-with tables[1]:
+    st.container(key="tb_table_ln").markdown(tables["ln"])
+with side_by_side[1]:
     st.markdown(t("transformer_block.norm.batch.bn"))
-    frame = pd.DataFrame(np.round(rows_bn, 3), index=sample_names, columns=dims)
-    stats = pd.DataFrame([np.round(means_bn, 3), np.round(stds_bn, 3)], index=["μ", "σ"], columns=dims)
-    st.dataframe(pd.concat([frame, stats]), width="stretch")
-compare_rows = ["direction", "scope", "batch", "train_infer", "length"]
-st.dataframe(pd.DataFrame({
-    "": [t(f"transformer_block.norm.cmp.{r}") for r in compare_rows],
-    "LayerNorm": [t(f"transformer_block.norm.cmp.{r}.ln") for r in compare_rows],
-    "BatchNorm": [t(f"transformer_block.norm.cmp.{r}.bn") for r in compare_rows],
-}), hide_index=True, width="stretch", key="tb_norm_compare")
+    st.container(key="tb_table_bn").markdown(tables["bn"])
+st.markdown(tables["compare"])  # sentences: they wrap
 
 
 slots["live_norm"] = st.container()
@@ -505,12 +533,7 @@ def moe_part(layer: int, position: int) -> None:
                   active=f"{TOP_K * ffn:,}", router=f"{N_EXPERTS * cfg.d_model:,}"))
 
 
-st.dataframe(pd.DataFrame([{
-    t("transformer_block.moe.col.model"): name, t("transformer_block.moe.col.total"): f"{total / 1e9:,.0f} B",
-    t("transformer_block.moe.col.experts"): experts, t("transformer_block.moe.col.per_token"): per_token,
-    t("transformer_block.moe.col.active"): f"~{active / 1e9:,.0f} B",
-    t("transformer_block.moe.col.share"): f"{100 * active / total:.1f} %",
-} for name, total, experts, per_token, active in TEXTBOOK_MOE]), hide_index=True, width="stretch", key="tb_moe_table")
+st.container(key="tb_table_moe").markdown(tables["moe"])
 st.caption(t("transformer_block.moe.source"))
 
 

@@ -145,3 +145,27 @@ def test_crafted_values_fall_back_with_a_note() -> None:
     at.run()
     assert_clean(at)
     assert at.selectbox(key="tb_layer").value == 0
+
+
+def test_the_textbook_tables_show_the_normalised_samples_in_both_languages(lang: str) -> None:
+    """The fixed tables (sent as Markdown, not data frames) hold the textbook numbers."""
+    import numpy as np
+
+    from core import block
+    from core.param_count import TEXTBOOK_MOE
+
+    at = open_page(PAGE, lang=lang)
+    tables = [str(m.value) for m in at.markdown if str(m.value).count("\n| ") >= 2]
+    assert len(tables) == 5, tables  # raw samples, LayerNorm rows, BatchNorm columns, comparison, MoE
+    text = "\n".join(tables).replace("\\", "")
+    rows, means, stds = block.normalize_table(block.TEXTBOOK_SAMPLES, "sample")
+    first = block.layer_norm(block.TEXTBOOK_SAMPLES[0])
+    assert np.allclose(rows[0], first.normalized, atol=1e-9)
+    assert "| " + " | ".join(f"{v:.3f}" for v in first.normalized) in text  # sample 1, per sample
+    _, bn_means, _ = block.normalize_table(block.TEXTBOOK_SAMPLES, "feature")
+    assert "| μ | " + " | ".join(f"{v:.3f}" for v in bn_means) in text  # per feature: each column's mean
+    for name, *_ in TEXTBOOK_MOE:
+        assert name in text
+    assert "⟦" not in text
+    if lang == "zh":
+        assert "样本" in text or "维" in text

@@ -132,6 +132,16 @@ def test_escape_markdown_makes_user_text_literal() -> None:
     assert escape_markdown("法国的首都是") == "法国的首都是" and escape_markdown(None) == ""
 
 
+def test_markdown_table_cells_are_literal_and_rows_must_fit() -> None:
+    from ui.text import markdown_table
+
+    table = markdown_table(["x", "a|b"], [[1.5, "![](/e.png)"], ["line\nbreak", "-3"]])
+    assert table.splitlines() == ["| x | a\\|b |", "| --- | --- |", "| 1\\.5 | \\!\\[\\]\\(/e.png\\) |",
+                                  "| line break | \\-3 |"]
+    with pytest.raises(ValueError):
+        markdown_table(["x", "y"], [[1]])
+
+
 def test_escape_plotly_makes_user_text_literal() -> None:
     from ui.text import escape_plotly
 

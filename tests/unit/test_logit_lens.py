@@ -91,3 +91,22 @@ def test_bad_input_is_a_clear_error(kwargs: dict, message: str) -> None:
     args = {"n_layer": 2, "unembed": lambda x: x, "k": 3, **kwargs}
     with pytest.raises(ValueError, match=message):
         logit_lens(_hand_trace(), **args)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_top_k_and_ranks_match_a_full_sort_even_with_ties(seed: int) -> None:
+    """The partitioned top-k must equal sorting the whole vocabulary (most probable first,
+    the lower id first on a tie), ties included: an untrained model gives many equal values."""
+    rng = np.random.default_rng(seed)
+    vocab, n_stage = 50, 4
+    # few distinct values, so every row has ties, also across the k-th place
+    logits = rng.integers(0, 4, size=(n_stage, vocab)).astype(float)
+    resid = {act_name("resid_pre", layer=0): logits[0][None, :]}
+    resid |= {act_name("resid_post", layer=L): logits[L + 1][None, :] for L in range(n_stage - 1)}
+    for k in (1, 3, 7, vocab):
+        lens = logit_lens(resid, n_layer=n_stage - 1, unembed=lambda x: x, k=k)
+        probs = np.exp(logits - logits.max(axis=1, keepdims=True))
+        order = np.stack([np.lexsort((np.arange(vocab), -row)) for row in probs])
+        np.testing.assert_array_equal(lens.top_ids, order[:, :k])
+        assert lens.final_id == order[-1, 0]
+        np.testing.assert_array_equal(lens.final_id_ranks, np.argmax(order == lens.final_id, axis=1) + 1)
