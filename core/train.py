@@ -121,10 +121,13 @@ class TrainSettings:
             raise ValueError("warmup_steps and weight_decay must be >= 0, grad_clip > 0")
 
 
-# Per-design changes to the defaults above (what each shipped model was trained with).
+# Per-design changes to the defaults above (what each shipped model was trained with). The
+# modern design (RoPE, RMSNorm, SwiGLU) learned the capitals of more countries with a lower peak,
+# more weight decay and a decay to zero (2026-12-03: trained-template misses 12 -> 5, held-out
+# families en 96.9 % -> 99.6 %, coreference zh 96.9 % -> 100 %); the classic one keeps the defaults.
 PRESET_SETTINGS: dict[str, dict[str, Any]] = {
     "classic": {},
-    "modern": {},
+    "modern": {"lr": 2e-3, "weight_decay": 0.2, "min_lr_ratio": 0.0},
 }
 
 
@@ -458,16 +461,16 @@ def classroom_prompts(path: str | Path = CLASSROOM_PROMPTS) -> list[str]:
 
 
 # TrainSettings fields the command line can set, with their flags (core.train's argparse).
-_COMMAND_FLAGS = (("batch_size", "--batch-size"), ("lr", "--lr"), ("weight_decay", "--weight-decay"),
-                  ("eval_interval", "--eval-interval"))
+_COMMAND_FLAGS = (("batch_size", "--batch-size"), ("lr", "--lr"), ("min_lr_ratio", "--min-lr-ratio"),
+                  ("weight_decay", "--weight-decay"), ("eval_interval", "--eval-interval"))
 
 
 def training_command(preset: str, settings: TrainSettings, threads: int | None, snapshots: int) -> str:
     """The command line that repeats this run, for metrics.json: every setting that differs from
     the preset's own is spelled out, so an experiment's lr or weight decay is not lost.
 
-    Example: training_command("modern", replace(preset_settings("modern"), lr=2e-3), 1, 12)
-    -> "python -m core.train --preset modern --steps 4000 --seed 0 --threads 1 --snapshots 12 --lr 0.002"
+    Example: training_command("modern", replace(preset_settings("modern"), lr=1e-3), 1, 12)
+    -> "python -m core.train --preset modern --steps 4000 --seed 0 --threads 1 --snapshots 12 --lr 0.001"
     """
     base = preset_settings(preset)
     extra = "".join(f" {flag} {getattr(settings, name):g}" for name, flag in _COMMAND_FLAGS
@@ -545,6 +548,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--steps", type=int, default=defaults.steps)
     parser.add_argument("--batch-size", type=int, default=defaults.batch_size)
     parser.add_argument("--lr", type=float, default=None, help="peak learning rate (default: the preset's)")
+    parser.add_argument("--min-lr-ratio", type=float, default=None,
+                        help="where the cosine decay ends, as a fraction of the peak (default: the preset's)")
     parser.add_argument("--weight-decay", type=float, default=None, help="AdamW weight decay (default: the preset's)")
     parser.add_argument("--eval-interval", type=int, default=defaults.eval_interval)
     parser.add_argument("--seed", type=int, default=defaults.seed)
@@ -560,7 +565,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--snapshot-budget-mb", type=float, default=14.0,
                         help="at most this many MiB of int8 snapshot files per model (fewer steps if needed; 2 x 14 MiB < 30 MB)")
     args = parser.parse_args(argv)
-    overrides = {k: v for k, v in (("lr", args.lr), ("weight_decay", args.weight_decay)) if v is not None}
+    overrides = {k: v for k, v in (("lr", args.lr), ("min_lr_ratio", args.min_lr_ratio),
+                                                      ("weight_decay", args.weight_decay)) if v is not None}
     settings = replace(preset_settings(args.preset), steps=args.steps, batch_size=args.batch_size,
                        eval_interval=args.eval_interval, seed=args.seed, **overrides)
     metrics = train_preset(args.preset, settings, args.out, args.corpus, args.device, args.threads or None,

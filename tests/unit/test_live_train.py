@@ -285,6 +285,9 @@ def test_the_training_command_starts_from_the_presets_settings_and_takes_overrid
     assert seen["settings"] == train.replace(train.preset_settings("modern"), steps=7)
     train.main(["--preset", "classic", "--steps", "7", "--lr", "0.002", "--weight-decay", "0.2"])
     assert (seen["settings"].lr, seen["settings"].weight_decay, seen["settings"].steps) == (0.002, 0.2, 7)
+    assert seen["settings"].min_lr_ratio == train.preset_settings("classic").min_lr_ratio
+    train.main(["--preset", "modern", "--steps", "7", "--min-lr-ratio", "0"])
+    assert seen["settings"].min_lr_ratio == 0.0
     with pytest.raises(ValueError):
         train.preset_settings("nonexistent")
 
@@ -297,10 +300,12 @@ def test_the_recorded_training_command_keeps_an_experiments_overrides() -> None:
     plain = train.training_command("modern", train.preset_settings("modern"), 1, 12)
     assert "--lr" not in plain and "--weight-decay" not in plain
     assert plain.startswith("python -m core.train --preset modern --steps 4000 --seed 0 --threads 1 --snapshots 12")
-    changed = train.replace(train.preset_settings("modern"), lr=2e-3, weight_decay=0.3, seed=7)
+    changed = train.replace(train.preset_settings("modern"), lr=1e-3, weight_decay=0.3, seed=7, min_lr_ratio=0.05)
     command = train.training_command("modern", changed, 1, 12)
-    assert "--seed 7" in command and "--lr 0.002" in command and "--weight-decay 0.3" in command
+    assert "--seed 7" in command and "--lr 0.001" in command and "--weight-decay 0.3" in command
+    assert "--min-lr-ratio 0.05" in command
     # the command line parses back to the same settings
     args = command.split()[3:]
     parsed = dict(zip(args[::2], args[1::2]))
     assert float(parsed["--lr"]) == changed.lr and float(parsed["--weight-decay"]) == changed.weight_decay
+    assert float(parsed["--min-lr-ratio"]) == changed.min_lr_ratio
