@@ -26,7 +26,7 @@ ALLOWED = {
     "SiLU", "ReLU", "RoPE", "MLP", "FFN", "Top", "top", "logit", "logits", "Logits", "Transformer", "Attention",
     "Self", "Multi", "Head", "Cache", "Embedding", "PCA", "cos", "sin", "exp", "log", "max", "argmax",
     "tanh", "MHA", "GQA", "MQA", "d_model", "d_head", "d_mlp", "n_ctx", "vocab_size", "endoftext",
-    "UTF", "BertViz", "Vaswani", "RoFormer", "Llama", "LLaMA", "Qwen", "Mistral", "DeepSeek", "cl100k",
+    "UTF", "BertViz", "Vaswani", "RoFormer", "Llama", "LLaMA", "Qwen", "Mistral", "DeepSeek", "Kimi", "cl100k",
     "tiktoken", "softmax", "norm", "sqrt", "float", "bfloat", "int",
     # models, devices, units
     "classic", "modern", "CPU", "GPU", "CUDA", "MPS", "Apple", "Token", "Journey",
