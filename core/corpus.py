@@ -710,14 +710,30 @@ def capital_coverage_documents(world: World, rng: random.Random,
     """(lang, document) pairs that write every trained capital template with every country
     ``copies`` times, shuffled and grouped 2-5 sentences per document like the random ones.
 
-    Example: len(capital_coverage_documents(load_world(), random.Random(0), 1)) → 545
+    In English every sentence that starts with the country's name also starts a document of its
+    own. A prompt typed into the app starts at the beginning of the text, where the name is a
+    different token from the one mid-sentence ("Mongolia", not " Mongolia"); random grouping left
+    that token so rare for a few countries (11 document starts for Mongolia) that the modern
+    model answered "Mongolia's capital city is" with " Jakarta". Chinese has no such second form.
+
+    Example: len(capital_coverage_documents(load_world(), random.Random(0), 1)) → 549
     """
     docs: list[tuple[str, str]] = []
     for lang in ("en", "zh"):
-        sentences = [_fill(template, c, rng.choice(world.people), lang)
-                     for _ in range(copies) for _, template, _ in CAPITAL_TRAIN[lang]
-                     for c in world.countries]
+        sentences: list[str] = []
+        openers: list[str] = []
+        for _ in range(copies):
+            for _, template, _ in CAPITAL_TRAIN[lang]:
+                for c in world.countries:
+                    sentence = _fill(template, c, rng.choice(world.people), lang)
+                    opens = lang == "en" and template.startswith("{n}")
+                    (openers if opens else sentences).append(sentence)
+        rng.shuffle(openers)
         rng.shuffle(sentences)
+        for opener in openers:
+            take = rng.randint(1, 4)
+            docs.append((lang, _sep(lang).join([opener] + sentences[:take])))
+            sentences = sentences[take:]
         while sentences:
             take = rng.randint(2, 5)
             docs.append((lang, _sep(lang).join(sentences[:take])))

@@ -90,11 +90,12 @@ def test_the_two_presets_differ_in_design() -> None:
 
 # --- what the models learned (issue [W2-H] acceptance, recomputed on the committed probes) -----------
 
-# Bars the shipped checkpoints still miss, by model (modern retrained 2026-12-03, 4,000 steps).
+# Bars the shipped checkpoints still miss, by model (both retrained 2026-12-03 on the corpus whose
+# English capital sentences that begin with a country also begin documents; 4,000 steps).
 # The check still runs: a listed bar that is met fails the test, so the entry must then be removed.
 SHORT_OF_THE_BAR = {
-    ("modern", "trained_templates"): "en 99.45 %, zh 100 % (5 of 1,677 prompts, all one country: Mongolia's "
-                                     "capital comes out as Jakarta in five phrasings)",
+    ("modern", "trained_templates"): "en 99.89 %, zh 100 % (1 of 1,677 prompts: \"Austria is a country. Its "
+                                     "capital is\" → Moscow, Vienna second at p 0.37)",
 }
 
 
