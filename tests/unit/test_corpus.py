@@ -94,6 +94,23 @@ def test_natural_rephrasings_are_trained(corpus):
         assert sentence in text, sentence
 
 
+def test_every_country_begins_english_documents_in_every_phrasing_that_starts_with_it(corpus):
+    """A typed prompt begins the text, where "Mongolia" is another token than " Mongolia": each
+    country must begin documents often enough to be learned in that form (Mongolia began 11 when
+    document starts were left to chance, and the modern model answered it with " Jakarta")."""
+    from core.corpus import CAPITAL_COVERAGE, CAPITAL_TRAIN
+
+    starts = corpus.train_text.split(ENDOFTEXT)
+    openers = [template for _, template, _ in CAPITAL_TRAIN["en"] if template.startswith("{n}")]
+    assert len(openers) >= 5
+    for country in load_world().countries:
+        name, capital = country.name.get("en"), country.capital.get("en")
+        for template in openers:
+            first = template.format(n=name, c=capital, adj=country.adjective, who="")
+            begun = sum(doc.startswith(first) for doc in starts)
+            assert begun >= CAPITAL_COVERAGE, (first, begun)
+
+
 def test_heldout_template_families_never_in_training(corpus):
     from core.corpus import CAPITAL_HELDOUT, CAPITAL_TRAIN
 
