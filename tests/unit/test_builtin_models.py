@@ -36,7 +36,9 @@ from core.probes import (
     coref_head_report,
     embedding_purity,
     evaluate_probe,
+    evaluate_probes,
     NATURAL_PHRASINGS,
+    ProbeResult,
     knn_purity,
     probe_accuracy,
     strongest_coref_head,
@@ -93,10 +95,7 @@ def test_the_two_presets_differ_in_design() -> None:
 # Bars the shipped checkpoints still miss, by model (both retrained 2026-12-03 on the corpus whose
 # English capital sentences that begin with a country also begin documents; 4,000 steps).
 # The check still runs: a listed bar that is met fails the test, so the entry must then be removed.
-SHORT_OF_THE_BAR = {
-    ("modern", "trained_templates"): "en 99.89 %, zh 100 % (1 of 1,677 prompts: \"Austria is a country. Its "
-                                     "capital is\" → Moscow, Vienna second at p 0.37)",
-}
+SHORT_OF_THE_BAR: dict[tuple[str, str], str] = {}  # every bar is met by both shipped models
 
 
 def _check(loaded: LoadedModel, bar: str, ok: bool, detail: object) -> None:
@@ -110,8 +109,23 @@ def _check(loaded: LoadedModel, bar: str, ok: bool, detail: object) -> None:
 
 
 @pytest.fixture(scope="module")
-def scored(loaded: LoadedModel, probes: list[dict]) -> dict[str, dict[str, float]]:
-    return probe_accuracy([evaluate_probe(loaded.model, loaded.tokenizer, p) for p in probes])
+def probe_results(loaded: LoadedModel, probes: list[dict]) -> list[ProbeResult]:
+    return [evaluate_probe(loaded.model, loaded.tokenizer, p) for p in probes]
+
+
+@pytest.fixture(scope="module")
+def scored(probe_results: list[ProbeResult]) -> dict[str, dict[str, float]]:
+    return probe_accuracy(probe_results)
+
+
+def test_batched_probe_evaluation_agrees_with_one_prompt_at_a_time(loaded: LoadedModel, probes: list[dict],
+                                                                   probe_results: list[ProbeResult]) -> None:
+    """Training's history rows use the batched evaluator; it must give the same answers."""
+    batched = evaluate_probes(loaded.model, loaded.tokenizer, probes, batch_size=97)  # odd size: several chunks per length
+    assert [r.prompt for r in batched] == [p["prompt"] for p in probes]
+    for single, many in zip(probe_results, batched):
+        assert (many.predicted, many.answer_rank, many.correct) == (single.predicted, single.answer_rank, single.correct), single.prompt
+        assert many.answer_prob == pytest.approx(single.answer_prob, abs=1e-5)
 
 
 @pytest.mark.parametrize(("prompt", "answer"), [("法国的首都是", "巴黎"), ("The capital of France is", " Paris")])

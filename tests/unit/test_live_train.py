@@ -288,6 +288,12 @@ def test_the_training_command_starts_from_the_presets_settings_and_takes_overrid
     assert seen["settings"].min_lr_ratio == train.preset_settings("classic").min_lr_ratio
     train.main(["--preset", "modern", "--steps", "7", "--min-lr-ratio", "0"])
     assert seen["settings"].min_lr_ratio == 0.0
+    # The seed, too: without --seed a run repeats the preset's own seed (the shipped model's).
+    monkeypatch.setitem(train.PRESET_SETTINGS, "classic", {"seed": 5})
+    train.main(["--preset", "classic", "--steps", "7"])
+    assert seen["settings"].seed == 5
+    train.main(["--preset", "classic", "--steps", "7", "--seed", "2"])
+    assert seen["settings"].seed == 2
     with pytest.raises(ValueError):
         train.preset_settings("nonexistent")
 
@@ -299,7 +305,7 @@ def test_the_recorded_training_command_keeps_an_experiments_overrides() -> None:
 
     plain = train.training_command("modern", train.preset_settings("modern"), 1, 12)
     assert "--lr" not in plain and "--weight-decay" not in plain
-    assert plain.startswith("python -m core.train --preset modern --steps 4000 --seed 0 --threads 1 --snapshots 12")
+    assert plain.startswith("python -m core.train --preset modern --steps 4000 --seed 2 --threads 1 --snapshots 12")  # the shipped seed
     changed = train.replace(train.preset_settings("modern"), lr=1e-3, weight_decay=0.3, seed=7, min_lr_ratio=0.05)
     command = train.training_command("modern", changed, 1, 12)
     assert "--seed 7" in command and "--lr 0.001" in command and "--weight-decay 0.3" in command
