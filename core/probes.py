@@ -53,7 +53,11 @@ def evaluate_probe(model: GPT, tokenizer: Any, probe: Mapping[str, Any]) -> Prob
 
     Example: evaluate_probe(m, tok, {"kind": "capital", "lang": "zh", "prompt": "法国的首都是", "answer": "巴黎"}).correct
     """
-    probs = next_token_probs(model, tokenizer, probe["prompt"])
+    return _probe_result(tokenizer, probe, next_token_probs(model, tokenizer, probe["prompt"]))
+
+
+def _probe_result(tokenizer: Any, probe: Mapping[str, Any], probs: np.ndarray) -> ProbeResult:
+    """Score one next-token distribution [vocab] against the probe's answer (ties: lowest id first)."""
     answer_id = _answer_id(tokenizer, probe["answer"])
     order = np.lexsort((np.arange(probs.size), -probs))
     top = int(order[0])
@@ -74,7 +78,7 @@ def evaluate_probes(model: GPT, tokenizer: Any, probes: Sequence[Mapping[str, An
 
     Prompts of the same token length run as one batch (no padding, so nothing can leak
     between them): training evaluates ~2,600 probes at every history row, and one forward
-    per prompt cost ~20 s of a 30-minute run each time; batched it is a second or two.
+    per prompt cost ~25 s each time on a 2-core box; batched it is ~3 s.
     Batched matrix products may round differently in the last bit from one-at-a-time ones, so
     a near-tie can flip; the shipped-model tests keep using ``evaluate_probe``.
 
@@ -87,29 +91,14 @@ def evaluate_probes(model: GPT, tokenizer: Any, probes: Sequence[Mapping[str, An
             raise ValueError(f"the probe prompt {probes[index]['prompt']!r} encodes to no tokens")
         by_length.setdefault(len(ids), []).append(index)
     last_probs: dict[int, np.ndarray] = {}
-    for length, indices in by_length.items():
+    for indices in by_length.values():
         for start in range(0, len(indices), batch_size):
             chunk = indices[start : start + batch_size]
             batch = np.array([encoded[i] for i in chunk], dtype=np.int64)  # (batch, pos)
             logits = model.logits(batch)[:, -1]  # (batch, vocab)
             for i, row in zip(chunk, logits):
                 last_probs[i] = softmax(row)
-    results = []
-    for index, probe in enumerate(probes):
-        probs = last_probs[index]
-        answer_id = _answer_id(tokenizer, probe["answer"])
-        top = int(np.argmax(probs))  # the lowest id among equal maxima, as evaluate_probe's lexsort
-        results.append(ProbeResult(
-            kind=str(probe["kind"]),
-            lang=str(probe["lang"]),
-            prompt=str(probe["prompt"]),
-            answer=str(probe["answer"]),
-            predicted=tokenizer.decode([top]),
-            answer_prob=float(probs[answer_id]),
-            answer_rank=int(np.sum(probs > probs[answer_id]) + np.sum(probs[:answer_id] == probs[answer_id])),
-            correct=top == answer_id,
-        ))
-    return results
+    return [_probe_result(tokenizer, probe, last_probs[index]) for index, probe in enumerate(probes)]
 
 
 def probe_accuracy(results: Sequence[ProbeResult]) -> dict[str, dict[str, float]]:
