@@ -13,4 +13,7 @@ fi
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/pip install -q --disable-pip-version-check -r requirements-dev.txt
 
-.venv/bin/python -m pytest "$@"
+# One worker per core (at most 4): the suite is CPU-bound and a 2-core CI box otherwise idles
+# one core. --dist loadfile keeps each file on one worker, so a file's module and session
+# fixtures (a served app, a loaded model) start once per worker, not once per test.
+.venv/bin/python -m pytest -n auto --maxprocesses 4 --dist loadfile "$@"

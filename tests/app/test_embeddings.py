@@ -146,19 +146,19 @@ def test_analogy_defaults_to_capital_minus_country_plus_country() -> None:
     at = open_embeddings()
     labels = [at.selectbox(key=f"embeddings_analogy_{x}").format_func(at.selectbox(key=f"embeddings_analogy_{x}").value)
               for x in "abc"]
-    assert [label.split("·")[0].strip() for label in labels] == ["␣London", "␣Britain", "␣France"]
-    assert any("Nearest tokens to ␣London − ␣Britain + ␣France" in chart_title(json.loads(c.proto.spec))
+    assert [label.split("·")[0].strip() for label in labels] == ["␣Paris", "␣France", "␣Russia"]
+    assert any("Nearest tokens to ␣Paris − ␣France + ␣Russia" in chart_title(json.loads(c.proto.spec))
                for c in at.get("vega_lite_chart"))
-    # The corpus world knows the answer, so the page says where Paris landed (first, on both models).
-    assert any(c.value.startswith("The world's answer, ␣Paris, is number 1 ") for c in at.caption)
+    # The corpus world knows the answer, so the page says where Moscow landed (first, on both models).
+    assert any(c.value.startswith("The world's answer, ␣Moscow, is number 1 ") for c in at.caption)
 
 
 @pytest.mark.parametrize("model", ["classic", "modern"])
-@pytest.mark.parametrize(("lang", "answer"), [("en", "The world's answer, ␣Paris, is number 1 "),
-                                              ("zh", "语料世界里的正确答案 北京 排在这 8 个中的第 1 位")])
+@pytest.mark.parametrize(("lang", "answer"), [("en", "The world's answer, ␣Moscow, is number 1 "),
+                                              ("zh", "语料世界里的正确答案 马德里 排在这 8 个中的第 1 位")])
 def test_the_default_analogy_lands_on_the_right_capital_first(lang: str, answer: str, model: str) -> None:
-    """The default example works on both built-in models in both languages: London − Britain + France
-    gives Paris and 伦敦 − 英国 + 中国 gives 北京 as the nearest token."""
+    """The default example works on both built-in models in both languages: Paris − France + Russia
+    gives Moscow and 北京 − 中国 + 西班牙 gives 马德里 as the nearest token."""
     at = open_embeddings(lang, model)
     assert not at.exception
     assert any(c.value.startswith(answer) for c in at.caption), [c.value for c in at.caption]

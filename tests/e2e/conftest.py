@@ -71,6 +71,9 @@ def serve(command: list[str], port: int, log_name: str, env: dict[str, str] | No
     this way; its output goes to ``tests/e2e/<log_name>`` (git-ignored).
     """
     env = {**os.environ, "TOKEN_JOURNEY_DEVICE": "cpu", **(env or {})}
+    worker = os.environ.get("PYTEST_XDIST_WORKER")  # pytest -n: each worker serves its own app
+    if worker:
+        log_name = log_name.replace(".log", f".{worker}.log")
     log = open(ROOT / "tests" / "e2e" / log_name, "w")
     proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"

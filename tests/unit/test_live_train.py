@@ -294,6 +294,12 @@ def test_the_training_command_starts_from_the_presets_settings_and_takes_overrid
     assert seen["settings"].seed == 5
     train.main(["--preset", "classic", "--steps", "7", "--seed", "2"])
     assert seen["settings"].seed == 2
+    # And the number of steps: without --steps, the preset's (the shipped models': 3,200).
+    train.main(["--preset", "modern"])
+    assert seen["settings"] == train.preset_settings("modern") and seen["settings"].steps == 3200
+    monkeypatch.setitem(train.PRESET_SETTINGS, "classic", {"steps": 50})
+    train.main(["--preset", "classic"])
+    assert seen["settings"].steps == 50
     with pytest.raises(ValueError):
         train.preset_settings("nonexistent")
 
@@ -305,7 +311,7 @@ def test_the_recorded_training_command_keeps_an_experiments_overrides() -> None:
 
     plain = train.training_command("modern", train.preset_settings("modern"), 1, 12)
     assert "--lr" not in plain and "--weight-decay" not in plain
-    assert plain.startswith("python -m core.train --preset modern --steps 4000 --seed 2 --threads 1 --snapshots 12")  # the shipped seed
+    assert plain.startswith("python -m core.train --preset modern --steps 3200 --seed 2 --threads 1 --snapshots 12")  # the shipped run
     changed = train.replace(train.preset_settings("modern"), lr=1e-3, weight_decay=0.3, seed=7, min_lr_ratio=0.05)
     command = train.training_command("modern", changed, 1, 12)
     assert "--seed 7" in command and "--lr 0.001" in command and "--weight-decay 0.3" in command

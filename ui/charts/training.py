@@ -111,6 +111,9 @@ def next_token_bars(labels: Sequence[str], probs: Sequence[float], is_target: Se
     return alt.layer(bars, values).properties(title=text.title, height=max(160, 24 * len(labels)), autosize=FIT_WIDTH)
 
 
+RIGHT_LABEL_LIMIT = 0.6  # p above which a point's label is drawn to its left
+
+
 def cross_entropy_curve(p_now: float, examples: Sequence[tuple[float, str]], *, title: str, x_title: str,
                         y_title: str, point_title: str) -> alt.LayerChart:
     """−ln p for p in (0, 1], the textbook example's points labelled, the chosen p marked.
@@ -132,8 +135,18 @@ def cross_entropy_curve(p_now: float, examples: Sequence[tuple[float, str]], *, 
     dots = alt.Chart(pts).mark_point(filled=True, size=90).encode(
         x=x, y=y, tooltip=[alt.Tooltip("label:N", title=point_title), *tooltip],
         color=alt.Color("kind:N", legend=None, scale=alt.Scale(domain=["example", "now"], range=[HELD_COLOUR, MARK_COLOUR])))
-    labels = alt.Chart(pts).mark_text(align="left", dx=8, dy=-8, color=LABEL_TEXT).encode(x=x, y=y, text="label:N")
-    return alt.layer(line, dots, labels).properties(title=title, height=260, autosize=FIT_WIDTH)
+    # A label right of its point would run past the plot's right edge near p = 1: those
+    # (p > 0.6) sit left of their point instead. The chosen p's label sits a line higher than
+    # the examples', so the two stay apart when the slider is on an example (p = 0.9 at first).
+    labels = []
+    for kind, dy in (("example", -8), ("now", -24)):
+        for near_right in (False, True):
+            rows = pts[(pts["kind"] == kind) & ((pts["p"] > RIGHT_LABEL_LIMIT) == near_right)]
+            if len(rows):
+                labels.append(alt.Chart(rows).mark_text(
+                    align="right" if near_right else "left", dx=-8 if near_right else 8, dy=dy,
+                    color=LABEL_TEXT).encode(x=x, y=y, text="label:N"))
+    return alt.layer(line, dots, *labels).properties(title=title, height=260, autosize=FIT_WIDTH)
 
 
 def live_loss(points: Sequence[Sequence[float | None]], init_loss: float | None, total_steps: int, *,
