@@ -39,6 +39,7 @@ CONFIGS = {
     "freeze": ({}, []),
     "nofreeze": ({"TOKEN_JOURNEY_GC_FREEZE": "0"}, []),
     "nogc": ({}, ["--runner.postScriptGC", "false"]),
+    "nocoalesce": ({"TOKEN_JOURNEY_COALESCE": "0"}, []),
 }
 TARGET_MS = 60.0
 

@@ -119,6 +119,7 @@ def main() -> None:
     parser.add_argument("--config", default="freeze", help="as in bench/interactions.py (NAME=PATH for another tree)")
     parser.add_argument("--seed", type=int, default=3)
     parser.add_argument("--all", action="store_true", help="every frame, not only ours and library landmarks")
+    parser.add_argument("--gil", action="store_true", help="only samples of the thread holding the GIL (CPU, not waiting)")
     args = parser.parse_args()
     spy = shutil.which("py-spy") or str(ROOT / ".venv/bin/py-spy")
     page = "" if args.page == "overview" else args.page
@@ -129,7 +130,7 @@ def main() -> None:
     def go() -> None:
         wait_idle(tree(proc.pid))
         recorder.append(subprocess.Popen([spy, "record", "--pid", str(proc.pid), "--rate", str(args.rate), "--format", "raw",
-                                          "--output", str(raw), "--threads", "--nonblocking"],
+                                          "--output", str(raw), "--threads", "--nonblocking", *(["--gil"] if args.gil else [])],
                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
 
     try:

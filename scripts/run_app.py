@@ -8,8 +8,15 @@ hands over to Streamlit's own command line exactly as ``streamlit run app.py ...
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
+
+# Before numpy or torch is imported: their thread pools start with this many threads (one per
+# request serves a class best; ui.resources.limit_cpu_threads explains why). A value already
+# set in the environment wins.
+for _pool in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_pool, os.environ.get("TOKEN_JOURNEY_THREADS", "1"))
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,7 +44,14 @@ SECTIONS: tuple[tuple[str | None, tuple[PageInfo, ...]], ...] = (
 
 
 def page_exists(page: PageInfo) -> bool:
-    return (ROOT / page.path).is_file()
+    """Whether the page's script is there (checked once per process: pages do not come and go
+    while a server runs, and the sidebar asks on every rerun of every page)."""
+    return _script_exists(page.path)
+
+
+@lru_cache(maxsize=None)
+def _script_exists(path: str) -> bool:
+    return (ROOT / path).is_file()
 
 
 def existing_sections() -> list[tuple[str | None, list[PageInfo]]]:

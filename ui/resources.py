@@ -69,6 +69,7 @@ __all__ = [
 THREADS_ENV_VAR = "TOKEN_JOURNEY_THREADS"
 GC_FREEZE_ENV_VAR = "TOKEN_JOURNEY_GC_FREEZE"
 BACKGROUND_ENV_VAR = "TOKEN_JOURNEY_BACKGROUND_LOAD"
+COALESCE_ENV_VAR = "TOKEN_JOURNEY_COALESCE"  # 0: Streamlit's own wake-up per message (for before/after benches)
 RUN_CACHE_SIZE = 256  # distinct (model, prompt) traces kept at most ...
 RUN_CACHE_MB_ENV_VAR = "TOKEN_JOURNEY_RUN_CACHE_MB"
 # ... and at most this many MB of trace arrays (a built-in's trace: 0.25 MB for 6 tokens, 9.5 MB
@@ -88,16 +89,33 @@ except ValueError:
 
 
 def limit_cpu_threads() -> None:
-    """One torch thread per request by default when serving on the CPU.
+    """One thread per request by default when serving on the CPU: torch's and numpy's.
 
-    A classroom server runs many tiny forwards from many sessions at once; each one is a
-    few milliseconds, and intra-op threads then only fight each other (measured: one
+    A classroom server runs many tiny forwards and table lookups from many sessions at once;
+    each is a few milliseconds, and intra-op threads then only fight each other (measured: one
     generation step 9.7 ms with 1 thread vs 78-174 ms with 2 on a loaded 2-core machine,
-    bench/output_pages.py). Override with TOKEN_JOURNEY_THREADS.
+    bench/output_pages.py). numpy's OpenBLAS keeps its own pool (one thread per core), whose
+    idle workers spin for a while after every matrix product: a nearest-neighbour lookup on
+    the Embeddings page cost 55 ms of process CPU per click, 44 of them in the spinning worker,
+    and 13 ms with one BLAS thread (``bench/interactions.py``) — on a 2-core server that
+    spinning took the core the other replica or the other students needed. So the BLAS and
+    OpenMP pools get the same count as torch. Override with TOKEN_JOURNEY_THREADS.
     """
     import torch
 
-    torch.set_num_threads(max(1, int(os.environ.get(THREADS_ENV_VAR, "1"))))
+    threads = max(1, int(os.environ.get(THREADS_ENV_VAR, "1")))
+    torch.set_num_threads(threads)
+    global _POOLS_LIMITED
+    if _POOLS_LIMITED != threads:
+        from threadpoolctl import threadpool_limits
+
+        # Not a context: the limit stays for the process (pools loaded later follow the
+        # OPENBLAS/OMP variables scripts/run_app.py sets before anything imports numpy).
+        threadpool_limits(limits=threads)
+        _POOLS_LIMITED = threads
+
+
+_POOLS_LIMITED: int | None = None
 
 
 # --- the process-wide registry -------------------------------------------------------------
@@ -616,6 +634,11 @@ def start_background_load() -> None:
         return
     _STARTED.set()
     limit_malloc_arenas()  # before the sessions' script threads take arenas of their own
+    limit_cpu_threads()  # numpy's and torch's pools: one thread per request (see there)
+    if os.environ.get(COALESCE_ENV_VAR, "1") != "0":
+        from ui.server_tuning import coalesce_wakeups
+
+        coalesce_wakeups()  # one event-loop wake-up per flush, not one per message
     try:  # TOKEN_JOURNEY_MEMLOG=60: the memory line above in the server log every 60 s
         memlog_s = float(os.environ.get(MEMLOG_ENV_VAR, "0") or 0)
     except ValueError:

@@ -29,7 +29,8 @@ from typing import Any, Final
 
 import streamlit as st
 
-from ui.i18n import LANGUAGES, current_language, language_from_locale, translate
+from ui.i18n import LANGUAGES, current_language, forget_language, language_from_locale, translate
+from ui.run_scope import this_run
 
 LANG: Final = "lang"
 PROMPT: Final = "prompt"
@@ -48,6 +49,9 @@ _URL_READ: Final = "_state_url_read"
 _LIMITS: Final = "_state_limits"  # the current dynamic limit of each bound name (for on_change)
 _DEFAULTS: Final = "_state_defaults"  # the effective default of each bound name (for the URL)
 _PAGE: Final = "_state_page"
+# What the address bar was last made to carry: (page id, {name: (value, default)} of every value
+# in it, the parameters). ``bind`` redoes the sync only when its own value or default moved.
+_SYNCED: Final = "_state_url_synced"
 
 
 class Invalid(ValueError):
@@ -458,7 +462,21 @@ def _clean(spec: Spec, value: Any) -> tuple[Any, bool]:
 
 def init() -> None:
     """Fill in missing sidebar keys with their defaults (language from the browser) and check
-    every sidebar value already there (a crafted session or link falls back with a note)."""
+    every sidebar value already there (a crafted session or link falls back with a note).
+
+    Once per script run: every ``get``/``bind`` of a sidebar value asks, and between two asks
+    in one run only our own checked writes touch these keys (``commit``, ``put``).
+    """
+    run = this_run()
+    if run is not None and run.get("init") and LANG in st.session_state:
+        return
+    _init()
+    forget_language()  # the language may have just been set (first run, crafted value)
+    if run is not None:
+        run["init"] = True
+
+
+def _init() -> None:
     if LANG not in st.session_state:
         st.session_state[LANG] = language_from_locale(_browser_locale())
     for spec in SPECS.values():
@@ -492,6 +510,7 @@ def get(key: str, default: Any = _UNSET) -> Any:
         note(spec.label)
         value = fallback
         st.session_state[spec.durable] = value
+        forget_language()
     return value
 
 
@@ -499,6 +518,8 @@ def put(key: str, value: Any) -> None:
     """Store a value the app itself computed (a preset's text, a loaded example)."""
     spec = SPECS.get(key)
     st.session_state[spec.durable if spec else key] = value
+    st.session_state.pop(_SYNCED, None)  # the next bind or sync writes the address again
+    forget_language()
 
 
 def durable_key(name: str) -> str:
@@ -580,8 +601,10 @@ def bind(name: str, *, widget: str | None = None, default: Any = None, options: 
     value = _fit(value, limit, _fit(effective, limit, effective) if limit else effective)
     st.session_state[spec.durable] = value
     st.session_state[wkey] = value
+    if name == LANG:
+        forget_language()
     show_notes()
-    sync_url()
+    _sync_url_if_moved(name, value, effective)
     save = commit(name, wkey)
     if then is None:
         return {"key": wkey, "on_change": save}
@@ -622,6 +645,8 @@ def commit(key: str, widget: str | None = None) -> Callable[[], None]:
         if key == LANG:
             _follow_language(st.session_state.get(LANG), value)
         st.session_state[spec.durable] = value
+        if key == LANG:
+            forget_language()
 
     return _commit
 
@@ -654,8 +679,16 @@ def commit_to(durable: str, widget_key: str) -> Callable[[], None]:
 # --- the view as a link ---------------------------------------------------------------------------
 
 
-def _page_specs(page_id: str) -> list[Spec]:
-    return [s for s in SPECS.values() if s.url and (s.pages is None or page_id in s.pages)]
+_PAGE_SPECS: dict[tuple[str, int], tuple[Spec, ...]] = {}
+
+
+def _page_specs(page_id: str) -> tuple[Spec, ...]:
+    # SPECS only grows (pages declare theirs at import), so its size tells a stale entry.
+    key = (page_id, len(SPECS))
+    found = _PAGE_SPECS.get(key)
+    if found is None:
+        found = _PAGE_SPECS[key] = tuple(s for s in SPECS.values() if s.url and (s.pages is None or page_id in s.pages))
+    return found
 
 
 def read_url(page_id: str) -> None:
@@ -687,11 +720,18 @@ def read_url(page_id: str) -> None:
             note(spec.label)
             continue
         st.session_state[spec.durable] = value
+    forget_language()
 
 
 def view_params(page_id: str) -> dict[str, str]:
     """The current page's non-default values as link parameters (defaults stay out)."""
+    return _view(page_id)[1]
+
+
+def _view(page_id: str) -> tuple[dict[str, tuple[Any, Any]], dict[str, str]]:
+    """({name: (value, default)} of the page's link values, the link parameters)."""
     lang = _lang()
+    seen: dict[str, tuple[Any, Any]] = {}
     out: dict[str, str] = {}
     defaults = st.session_state.get(_DEFAULTS, {})
     for spec in _page_specs(page_id):
@@ -699,13 +739,14 @@ def view_params(page_id: str) -> dict[str, str]:
             continue
         value = st.session_state[spec.durable]
         default = defaults.get(spec.name, spec.default_for(lang)) if spec.pages is not None else spec.default_for(lang)
+        seen[spec.name] = (value, default)
         if value == default:
             continue
         try:
             out[spec.name] = spec.dump(value)
         except (TypeError, ValueError):
             continue
-    return out
+    return seen, out
 
 
 def sync_url() -> None:
@@ -713,9 +754,30 @@ def sync_url() -> None:
     page_id = st.session_state.get(_PAGE)
     if page_id is None:
         return
-    wanted = view_params(page_id)
+    seen, wanted = _view(page_id)
     try:
         if st.query_params.to_dict() != wanted:
             st.query_params.from_dict(wanted)
     except Exception:  # outside a script run (a test calling a helper)
         return
+    st.session_state[_SYNCED] = (page_id, seen, wanted)
+
+
+def _sync_url_if_moved(name: str, value: Any, default: Any) -> None:
+    """``sync_url`` after ``bind(name)``, skipped when nothing the address carries has moved.
+
+    ``bind`` changes only its own value and default; every other writer of a link value
+    (``put``, the language) clears the record, and ``setup`` syncs on every full run (a page
+    change or the browser's history can change the address itself).
+    """
+    record = st.session_state.get(_SYNCED)
+    page_id = st.session_state.get(_PAGE)
+    if record is None or record[0] != page_id:
+        sync_url()
+        return
+    spec = SPECS[name]
+    if not spec.url or (spec.pages is not None and page_id not in spec.pages):
+        return  # not in this page's link
+    shown_default = default if spec.pages is not None else spec.default_for(_lang())
+    if record[1].get(name, _UNSET) != (value, shown_default):
+        sync_url()

@@ -255,6 +255,38 @@ def test_the_address_carries_the_view_and_leaves_defaults_out() -> None:
     assert dict(at.query_params) == {"model": "modern", "seed": "5"}  # another page: its own controls only
 
 
+def test_a_run_writes_the_address_once_not_once_per_control(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every bound control used to rebuild and compare the whole link (20 times a Self-attention
+    run); now ``setup`` syncs once and a control only when its own value or default moved."""
+    at = open_page("self_attention")
+    calls: list[int] = []
+    original = state.sync_url
+
+    def counting() -> None:
+        calls.append(1)
+        original()
+
+    monkeypatch.setattr(state, "sync_url", counting)
+    at.run()
+    assert_clean(at)
+    assert len(calls) <= 2, len(calls)
+    calls.clear()
+    at.slider(key="sa_dk").set_value(16).run()  # a fragment's control: the address follows it
+    assert_clean(at)
+    assert dict(at.query_params).get("sa_dk") == "16"
+    assert 1 <= len(calls) <= 3, len(calls)
+
+
+def test_a_value_a_page_puts_reaches_the_address() -> None:
+    at = open_page("multi_head_attention")
+    state_key = state.durable_key("mha_layer")
+    assert at.session_state[state_key] == 0
+    at.selectbox(key="mha_layer").set_value(2).run()
+    assert dict(at.query_params).get("mha_layer") == "2"
+    at.selectbox(key="mha_layer").set_value(0).run()  # the default again: out of the link
+    assert "mha_layer" not in dict(at.query_params)
+
+
 def test_overview_boxes_carry_the_view() -> None:
     at = open_page(None, prompt="The capital of Japan is")
     at.selectbox(key="w_model").set_value("modern").run()

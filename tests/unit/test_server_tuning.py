@@ -1,0 +1,162 @@
+"""The server's per-rerun savings outside our pages: batched event-loop hand-overs
+(``ui.server_tuning``) and one BLAS/OpenMP thread per request (``ui.resources.limit_cpu_threads``)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from ui import server_tuning
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class _Session:
+    """The two attributes of a Streamlit ``AppSession`` the batched hand-over uses."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._event_loop = loop
+
+
+class _CountingLoop(asyncio.SelectorEventLoop):
+    def __init__(self) -> None:
+        super().__init__()
+        self.threadsafe_calls = 0
+
+    def call_soon_threadsafe(self, *args, **kwargs):  # type: ignore[override]
+        self.threadsafe_calls += 1
+        return super().call_soon_threadsafe(*args, **kwargs)
+
+
+def test_events_from_the_script_thread_all_run_in_order_with_fewer_wake_ups() -> None:
+    loop = _CountingLoop()
+    session = _Session(loop)
+    ran: list[int] = []
+    total = 500
+
+    def script_thread() -> None:
+        for i in range(total):
+            server_tuning._call_soon_on_event_loop(session, lambda i=i: ran.append(i))
+
+    async def main() -> None:
+        worker = threading.Thread(target=script_thread)
+        worker.start()
+        while worker.is_alive() or len(ran) < total:
+            await asyncio.sleep(0.001)
+        worker.join()
+
+    try:
+        loop.run_until_complete(main())
+    finally:
+        loop.close()
+    assert ran == list(range(total))
+    assert 1 <= loop.threadsafe_calls < total  # batched: not one self-pipe write per event
+
+
+def test_a_failing_event_is_reported_and_the_rest_still_run() -> None:
+    loop = _CountingLoop()
+    errors: list[dict] = []
+    loop.set_exception_handler(lambda _loop, context: errors.append(context))
+    session = _Session(loop)
+    ran: list[str] = []
+
+    def boom() -> None:
+        raise RuntimeError("one bad event")
+
+    async def main() -> None:
+        server_tuning._call_soon_on_event_loop(session, lambda: ran.append("a"))
+        server_tuning._call_soon_on_event_loop(session, boom)
+        server_tuning._call_soon_on_event_loop(session, lambda: ran.append("c"))
+        for _ in range(50):
+            await asyncio.sleep(0)
+
+    try:
+        loop.run_until_complete(main())
+    finally:
+        loop.close()
+    assert ran == ["a", "c"]
+    assert len(errors) == 1 and isinstance(errors[0]["exception"], RuntimeError)
+
+
+def test_events_for_a_closed_loop_are_dropped_as_streamlit_drops_them() -> None:
+    loop = asyncio.new_event_loop()
+    loop.close()
+    session = _Session(loop)
+    server_tuning._call_soon_on_event_loop(session, lambda: None)  # no "Event loop is closed"
+    server_tuning._call_soon_on_event_loop(session, lambda: None)  # and the next one is tried again
+
+
+class _Event:
+    def __init__(self) -> None:
+        self.value = False
+
+    def is_set(self) -> bool:
+        return self.value
+
+    def set(self) -> None:
+        self.value = True
+
+
+class _AsyncObjects:
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.eventloop = loop
+        self.need_send_data = _Event()
+
+
+class _Runtime:
+    def __init__(self, objs: _AsyncObjects) -> None:
+        self._objs = objs
+
+    def _get_async_objs(self) -> _AsyncObjects:
+        return self._objs
+
+
+def test_the_flush_wake_up_is_skipped_while_one_is_pending_or_the_event_is_set() -> None:
+    loop = _CountingLoop()
+    objs = _AsyncObjects(loop)
+    runtime = _Runtime(objs)
+    try:
+        for _ in range(10):
+            server_tuning._enqueued_some_message(runtime)
+        assert loop.threadsafe_calls == 1  # one wake-up pending covers the other nine
+        loop.run_until_complete(asyncio.sleep(0))
+        assert objs.need_send_data.is_set()
+        server_tuning._enqueued_some_message(runtime)
+        assert loop.threadsafe_calls == 1  # the flush that clears the event has not run yet
+        objs.need_send_data.value = False  # the loop flushed (it clears the event first)
+        server_tuning._enqueued_some_message(runtime)
+        assert loop.threadsafe_calls == 2
+    finally:
+        loop.close()
+
+
+def test_the_pinned_streamlit_is_patched() -> None:
+    from streamlit.runtime.app_session import AppSession
+    from streamlit.runtime.runtime import Runtime
+
+    assert server_tuning.coalesce_wakeups() is True
+    assert Runtime._enqueued_some_message is server_tuning._enqueued_some_message
+    assert AppSession._call_soon_on_event_loop is server_tuning._call_soon_on_event_loop
+    assert server_tuning.coalesce_wakeups() is True  # idempotent
+
+
+@pytest.mark.parametrize("threads", ["1", "2"])
+def test_numpy_and_torch_pools_get_the_servers_thread_count(threads: str) -> None:
+    code = ("import json, threadpoolctl, torch; from ui import resources; resources.limit_cpu_threads(); "
+            "print(json.dumps([torch.get_num_threads(), "
+            "[p['num_threads'] for p in threadpoolctl.threadpool_info() if p['user_api'] == 'blas']]))")
+    env = {**os.environ, "TOKEN_JOURNEY_BACKGROUND_LOAD": "0", "TOKEN_JOURNEY_THREADS": threads}
+    for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        env.pop(name, None)  # the pool starts with one per core; the limit must bring it down
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    torch_threads, blas_pools = json.loads(out.stdout.strip().splitlines()[-1])
+    assert torch_threads == int(threads)
+    assert blas_pools and all(n == int(threads) for n in blas_pools)

@@ -1,0 +1,146 @@
+"""Fewer event-loop wake-ups per rerun inside Streamlit's server (one per batch, not one per message).
+
+Every element a script draws becomes one ``ForwardMsg``, and Streamlit 1.67 hands each one to
+the event loop twice with ``loop.call_soon_threadsafe`` (a write to the loop's self-pipe, a
+system call, then a wake-up of the loop thread to run one callback):
+
+1. ``AppSession._on_scriptrunner_event``: the script thread passes every script-runner event
+   (one per message) to the loop;
+2. ``Runtime._enqueued_some_message``: the loop, having queued the message for the browser,
+   wakes its own flush loop, even when a wake-up is already on its way.
+
+A full rerun of a page sends 100-200 messages, so it paid that 200-400 times (cProfile of a
+Self-attention rerun: 178 self-pipe writes on the script thread alone). ``coalesce_wakeups``
+keeps both hand-overs but batches them: (1) events go into a per-session FIFO that one
+scheduled callback drains in order; (2) the flush wake-up is skipped while one is pending or
+while the "send data" event is still set (a flush that reads the queue after this message is
+then certain to come). The same messages reach the browser in the same order on the same loop.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+_PATCHED_FLAG = "_token_journey_coalesced"
+_PENDING = "_token_journey_wake_pending"
+
+
+def _enqueued_some_message(self: Any) -> None:
+    """``Runtime._enqueued_some_message`` that wakes the loop at most once per flush."""
+    async_objs = self._get_async_objs()
+    # A set event means the loop has not yet started the flush that clears it, or was woken
+    # again after clearing it: either way a flush that reads the queue after now will run.
+    if self.__dict__.get(_PENDING) or async_objs.need_send_data.is_set():
+        return
+    setattr(self, _PENDING, True)
+
+    def wake() -> None:
+        setattr(self, _PENDING, False)
+        async_objs.need_send_data.set()
+
+    try:
+        async_objs.eventloop.call_soon_threadsafe(wake)
+    except BaseException:
+        setattr(self, _PENDING, False)
+        raise
+
+
+_EVENTS = "_token_journey_events"
+_DRAIN_SCHEDULED = "_token_journey_drain_scheduled"
+_EVENTS_LOCK = threading.Lock()  # guards every session's FIFO and flag; held only to append/pop
+
+
+def _call_soon_on_event_loop(self: Any, callback: Callable[[], None]) -> None:
+    """``AppSession._call_soon_on_event_loop`` that queues ``callback`` behind the ones waiting.
+
+    Only the first event of a batch writes to the loop's self-pipe; the drain runs them all in
+    the order they were sent. Events for a closed loop are dropped, as Streamlit does.
+    """
+    with _EVENTS_LOCK:
+        events = self.__dict__.get(_EVENTS)
+        if events is None:
+            events = deque()
+            setattr(self, _EVENTS, events)
+        events.append(callback)
+        if self.__dict__.get(_DRAIN_SCHEDULED):
+            return
+        setattr(self, _DRAIN_SCHEDULED, True)
+    try:
+        self._event_loop.call_soon_threadsafe(_drain_events, self)
+    except RuntimeError:
+        with _EVENTS_LOCK:
+            events.clear()
+            setattr(self, _DRAIN_SCHEDULED, False)
+        if not self._event_loop.is_closed():
+            raise
+
+
+def _drain_events(session: Any) -> None:
+    """Run the session's waiting events in order (on its event loop).
+
+    At most the events waiting when it starts: later ones get another turn of the loop, so one
+    busy script cannot keep the loop from the other sessions. A failing event is reported the
+    way asyncio reports a failing callback, and the rest still run.
+    """
+    events: deque = session.__dict__[_EVENTS]
+    with _EVENTS_LOCK:
+        count = len(events)
+    for _ in range(count):
+        with _EVENTS_LOCK:
+            callback = events.popleft()
+        try:
+            callback()
+        except BaseException as error:  # noqa: BLE001 - as asyncio does for one callback
+            session._event_loop.call_exception_handler(
+                {"message": "Exception in a Streamlit script-runner event", "exception": error})
+    with _EVENTS_LOCK:
+        if not events:
+            setattr(session, _DRAIN_SCHEDULED, False)
+            return
+    session._event_loop.call_soon(_drain_events, session)
+
+
+def coalesce_wakeups() -> bool:
+    """Install the coalescing callback (idempotent); False when this Streamlit has no such hook.
+
+    Sessions capture the runtime's bound callback when they are created, so a runtime that is
+    already running has its session manager and live sessions pointed at the new one too
+    (with ``streamlit run app.py`` our code is first imported inside the first session).
+    """
+    try:
+        from streamlit.runtime.app_session import AppSession
+        from streamlit.runtime.runtime import Runtime
+    except ImportError:  # pragma: no cover - Streamlit always has them; stay harmless if not
+        return False
+    if (not callable(getattr(Runtime, "_enqueued_some_message", None)) or not hasattr(Runtime, "_get_async_objs")
+            or not callable(getattr(AppSession, "_call_soon_on_event_loop", None))):
+        return False
+    if not getattr(Runtime, _PATCHED_FLAG, False):
+        Runtime._enqueued_some_message = _enqueued_some_message  # type: ignore[method-assign]
+        AppSession._call_soon_on_event_loop = _call_soon_on_event_loop  # type: ignore[method-assign]
+        setattr(Runtime, _PATCHED_FLAG, True)
+    if Runtime.exists():
+        _rebind_running(Runtime.instance())
+    return True
+
+
+def _rebind_running(runtime: Any) -> None:
+    callback = runtime._enqueued_some_message
+    manager = getattr(runtime, "_session_mgr", None)
+    if manager is None:
+        return
+    if hasattr(manager, "_message_enqueued_callback"):
+        manager._message_enqueued_callback = callback
+    try:
+        sessions = manager.list_sessions()
+    except Exception as error:  # noqa: BLE001 - an internal API that moved: new sessions still get it
+        print(f"[token-journey] running sessions keep Streamlit's own wake-up: {error!r}", file=sys.stderr)
+        return
+    for info in sessions:
+        session = getattr(info, "session", None)
+        if session is not None and getattr(session, "_message_enqueued_callback", None) is not None:
+            session._message_enqueued_callback = callback
