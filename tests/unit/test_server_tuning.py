@@ -18,6 +18,25 @@ from ui import server_tuning
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def _on_own_thread(work) -> None:
+    """Run ``work()`` on a fresh thread: a worker that ran the browser tests before has an event
+    loop running on its main thread (Playwright's), and asyncio allows one per thread."""
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            work()
+        except BaseException as error:  # noqa: BLE001 - re-raised on the test's thread
+            failure.append(error)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join(60)
+    assert not thread.is_alive(), "the event loop did not finish"
+    if failure:
+        raise failure[0]
+
+
 class _Session:
     """The two attributes of a Streamlit ``AppSession`` the batched hand-over uses."""
 
@@ -36,6 +55,10 @@ class _CountingLoop(asyncio.SelectorEventLoop):
 
 
 def test_events_from_the_script_thread_all_run_in_order_with_fewer_wake_ups() -> None:
+    _on_own_thread(_events_run_in_order)
+
+
+def _events_run_in_order() -> None:
     loop = _CountingLoop()
     session = _Session(loop)
     ran: list[int] = []
@@ -61,6 +84,10 @@ def test_events_from_the_script_thread_all_run_in_order_with_fewer_wake_ups() ->
 
 
 def test_a_failing_event_is_reported_and_the_rest_still_run() -> None:
+    _on_own_thread(_failing_event)
+
+
+def _failing_event() -> None:
     loop = _CountingLoop()
     errors: list[dict] = []
     loop.set_exception_handler(lambda _loop, context: errors.append(context))
@@ -86,6 +113,10 @@ def test_a_failing_event_is_reported_and_the_rest_still_run() -> None:
 
 
 def test_events_for_a_closed_loop_are_dropped_as_streamlit_drops_them() -> None:
+    _on_own_thread(_closed_loop)
+
+
+def _closed_loop() -> None:
     loop = asyncio.new_event_loop()
     loop.close()
     session = _Session(loop)
@@ -119,6 +150,10 @@ class _Runtime:
 
 
 def test_the_flush_wake_up_is_skipped_while_one_is_pending_or_the_event_is_set() -> None:
+    _on_own_thread(_flush_wake_up)
+
+
+def _flush_wake_up() -> None:
     loop = _CountingLoop()
     objs = _AsyncObjects(loop)
     runtime = _Runtime(objs)
