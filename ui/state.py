@@ -766,9 +766,9 @@ def sync_url() -> None:
 def _sync_url_if_moved(name: str, value: Any, default: Any) -> None:
     """``sync_url`` after ``bind(name)``, skipped when nothing the address carries has moved.
 
-    ``bind`` changes only its own value and default; every other writer of a link value
-    (``put``, the language) clears the record, and ``setup`` syncs on every full run (a page
-    change or the browser's history can change the address itself).
+    ``bind`` changes only its own value and default; ``put`` (a value a page computed) clears
+    the record, and ``setup`` syncs on every full run (a new language or prompt reruns the whole
+    page; a page change or the browser's history can change the address itself).
     """
     record = st.session_state.get(_SYNCED)
     page_id = st.session_state.get(_PAGE)

@@ -553,3 +553,28 @@ def test_result_cache_discard_where_drops_matching_keys_and_their_budget() -> No
     assert ("n", "x") in cache and ("m", "x") not in cache and len(cache) == 1
     assert 0 < budget.total_bytes < held
 
+
+
+def test_a_data_frame_is_sized_like_pandas_deep_count_without_its_cost() -> None:
+    """Chart specs hold data frames; sizing one for the memo budget must count what pandas'
+    ``memory_usage(deep=True)`` counts (text, numbers, objects, categories, nullable numbers)."""
+    import pandas as pd
+
+    from core.registry import _frame_bytes, estimate_bytes
+
+    frames = [
+        pd.DataFrame({"q": np.arange(289), "token": [f"tok{i}" for i in range(289)], "value": np.linspace(0, 1, 289),
+                      "masked": [True, False] * 144 + [True], "pair": [("a", i) for i in range(289)]}),
+        pd.DataFrame({"a": pd.Categorical(["x", "y"] * 50), "b": pd.array([1, None] * 50, dtype="Int64")},
+                     index=[f"r{i}" for i in range(100)]),
+        pd.DataFrame({"word": ["中文", "", None] * 10}),
+        pd.Series(["a", "bb", None]),
+        pd.Series(np.ones(1000)),
+        pd.DataFrame(),
+    ]
+    for frame in frames:
+        usage = frame.memory_usage(index=True, deep=True)
+        expected = int(usage.sum() if hasattr(usage, "sum") else usage)
+        ours = _frame_bytes(frame)
+        assert abs(ours - expected) <= 64 + expected // 100, (ours, expected, frame.dtypes)
+        assert estimate_bytes(frame) == ours
