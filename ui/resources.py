@@ -97,7 +97,7 @@ def limit_cpu_threads() -> None:
     bench/output_pages.py). numpy's OpenBLAS keeps its own pool (one thread per core), whose
     idle workers spin for a while after every matrix product: a nearest-neighbour lookup on
     the Embeddings page cost 55 ms of process CPU per click, 44 of them in the spinning worker,
-    and 13 ms with one BLAS thread (``bench/interactions.py``) — on a 2-core server that
+    and 13 ms with one BLAS thread (per-thread CPU from /proc/<pid>/task) — on a 2-core server that
     spinning took the core the other replica or the other students needed. So the BLAS and
     OpenMP pools get the same count as torch. Override with TOKEN_JOURNEY_THREADS.
     """
