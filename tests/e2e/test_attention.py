@@ -55,14 +55,15 @@ def test_self_attention_steps_lab_and_toggles(page: Page, app_url: str, screensh
     s = load_strings("en")
     open_page(page, app_url, "self_attention")
     wait_for_charts(page, 5)
-    body = page.inner_text("body")
-    assert "= 0.155" in body and "= 0.422" in body  # the seeds' 15.5 % / 42.2 %
-    assert "Q₀ · K₁ = 1×1 + 0×2 + 2×1 = 3" in body
+    main = page.locator('[data-testid="stMain"]')
+    expect(main).to_contain_text("= 0.155")  # the textbook's 15.5 % / 42.2 %
+    expect(main).to_contain_text("= 0.422")
+    expect(main).to_contain_text("Q₀ · K₁ = 1×1 + 0×2 + 2×1 = 3")
     page.screenshot(path=str(screenshot_dir / "self_attention.steps.en.png"))
 
     page.locator(".st-key-sa_mask label").click()  # widgets are found by their key
     wait_for_app(page)
-    assert "[2, −∞, −∞]" in page.inner_text("body")  # row 0 after the mask, in the hand calculation
+    expect(main).to_contain_text("[2, −∞, −∞]")  # row 0 after the mask, in the hand calculation
 
     click_tab(page, s["self_attention.tab.lab"])
     scores = page.locator(".st-key-sa_lab_scores input")
