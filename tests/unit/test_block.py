@@ -219,6 +219,40 @@ def test_neuron_tokens_and_index(loaded) -> None:
     assert tok in index.tokens[doc]
 
 
+def test_top_k_matches_a_stable_full_sort_with_ties() -> None:
+    from core.block import _top_k_last_axis
+
+    rng = np.random.default_rng(0)
+    values = rng.integers(0, 6, size=(3, 40, 25)).astype(np.float64)  # many ties, at the k-th place too
+    values[0, 0] = 7.0  # a row that is all one value
+    for k in (1, 3, 5, 25, 30):
+        expected = np.argsort(-values, axis=-1, kind="stable")[..., :k]
+        assert np.array_equal(_top_k_last_axis(values, k), expected), k
+
+
+def test_batched_neuron_index_equals_one_document_at_a_time(loaded) -> None:
+    """The padded batches give every neuron the same top positions as running each text alone."""
+    model, tok = loaded.model, loaded.tokenizer
+    docs = ["The capital of France is Paris.", "", "法国的首都是巴黎。", "A cat is an animal.", "Paris"]
+    index = build_neuron_index(model, tok, docs, k=4)
+    acts, where = [], []
+    for d, text in enumerate(docs):
+        ids = tok.encode(text)[: model.config.n_ctx]
+        if not ids:
+            continue
+        _, trace = model.run_with_trace(ids)
+        acts.append(np.stack([trace[names.act_name("post", L)] for L in range(model.config.n_layer)]))
+        where += [(d, p) for p in range(len(ids))]
+    every = np.transpose(np.concatenate(acts, axis=1), (0, 2, 1))  # (L, d_mlp, all positions)
+    top = np.argsort(-every, axis=-1, kind="stable")[..., :4]
+    np.testing.assert_allclose(index.acts, np.take_along_axis(every, top, axis=-1), rtol=1e-4, atol=1e-5)
+    doc_of = np.array([d for d, _ in where])
+    # positions may swap only where two activations are equal to float precision
+    same = index.doc == doc_of[top]
+    assert same.mean() > 0.99
+    assert index.tokens[1] == () and len(index.tokens) == len(docs)
+
+
 def test_router() -> None:
     router = toy_router(16, 8, seed=0)
     assert np.array_equal(router, toy_router(16, 8, seed=0))
