@@ -735,8 +735,9 @@ MEMO_BUDGET_ENV_VAR = "TOKEN_JOURNEY_CACHE_MB"
 # Every ``memo`` cache of the process shares one byte budget (least recently used entries go
 # first, whichever function they belong to): chart specs, figures and derived tables stay
 # within it however many prompts a class tries. Estimated sizes (``estimate_bytes``); a chart
-# spec is 10 KB-1 MB, so 64 MB keeps a few hundred.
-MEMO_BUDGET_MB_DEFAULT = 64
+# spec is 10 KB-1 MB, so 40 MB keeps a few hundred; more kept little: a class of 30 fills 64 MB in
+# ~3 minutes with views nobody asks for again, and each MB is RSS a replica keeps.
+MEMO_BUDGET_MB_DEFAULT = 40
 
 
 def _budget_from_env() -> ByteBudget:
@@ -848,7 +849,7 @@ def memo(maxsize: int = 128) -> Callable[[Callable[..., Any]], Callable[..., Any
     request cannot reach it. Arguments: numbers, strings, tuples/lists/dicts of them, numpy
     arrays (keyed by content: an array of 256 bytes or more, and a list of 32 plain items or more,
     by a 128-bit digest of it, so a key stays small). Besides ``maxsize`` entries per function, all
-    memo caches share one byte budget (``TOKEN_JOURNEY_CACHE_MB``, default 64 MB; ``estimate_bytes``
+    memo caches share one byte budget (``TOKEN_JOURNEY_CACHE_MB``, default 40 MB; ``estimate_bytes``
     of each entry's value and key): past it the least recently used entries of any of them are
     dropped, so memory stays flat over a lesson.
 
