@@ -172,6 +172,62 @@ def _flush_wake_up() -> None:
         loop.close()
 
 
+def test_on_the_loop_thread_the_flush_event_is_set_without_a_wake_up() -> None:
+    _on_own_thread(_flush_on_loop_thread)
+
+
+def _flush_on_loop_thread() -> None:
+    loop = _CountingLoop()
+    objs = _AsyncObjects(loop)
+
+    async def main() -> None:
+        server_tuning._enqueued_some_message(_Runtime(objs))
+
+    try:
+        loop.run_until_complete(main())
+    finally:
+        loop.close()
+    assert objs.need_send_data.is_set() and loop.threadsafe_calls == 0
+
+
+def test_a_lingering_drain_takes_the_next_events_without_a_self_pipe_write() -> None:
+    _on_own_thread(_lingering_drain)
+
+
+def _lingering_drain() -> None:
+    linger = server_tuning.DRAIN_LINGER_S
+    server_tuning.DRAIN_LINGER_S = 0.3  # long enough that a busy test machine cannot outlast it
+    try:
+        _lingering_drain_checks(server_tuning.DRAIN_LINGER_S)
+    finally:
+        server_tuning.DRAIN_LINGER_S = linger
+
+
+def _lingering_drain_checks(linger: float) -> None:
+    loop = _CountingLoop()
+    session = _Session(loop)
+    ran: list[str] = []
+
+    async def main() -> None:
+        server_tuning._call_soon_on_event_loop(session, lambda: ran.append("a"))
+        await asyncio.sleep(0.0005)  # drained; the drain now lingers
+        assert ran == ["a"] and loop.threadsafe_calls == 1
+        server_tuning._call_soon_on_event_loop(session, lambda: ran.append("b"))
+        assert loop.threadsafe_calls == 1  # appended only: the lingering drain will take it
+        await asyncio.sleep(linger * 1.5)
+        assert ran == ["a", "b"]
+        await asyncio.sleep(linger * 2.5)  # an empty check ends the linger
+        server_tuning._call_soon_on_event_loop(session, lambda: ran.append("c"))
+        assert loop.threadsafe_calls == 2  # so the next event wakes the loop again
+        await asyncio.sleep(0.01)
+
+    try:
+        loop.run_until_complete(main())
+    finally:
+        loop.close()
+    assert ran == ["a", "b", "c"]
+
+
 def test_the_pinned_streamlit_is_patched() -> None:
     from streamlit.runtime.app_session import AppSession
     from streamlit.runtime.runtime import Runtime
