@@ -40,6 +40,7 @@ CONFIGS = {
     "nofreeze": ({"TOKEN_JOURNEY_GC_FREEZE": "0"}, []),
     "nogc": ({}, ["--runner.postScriptGC", "false"]),
     "nocoalesce": ({"TOKEN_JOURNEY_COALESCE": "0"}, []),
+    "fullgc": ({"TOKEN_JOURNEY_POST_RUN_FULL_GC_S": "0"}, []),  # Streamlit's full collection after every run
 }
 TARGET_MS = 60.0
 

@@ -628,6 +628,23 @@ def _log_memory(every_s: float) -> None:
               flush=True)
 
 
+def _install_post_run_gc() -> None:
+    """Streamlit's collection after every run: generations 0-1 each time, a full one at most every
+    ``TOKEN_JOURNEY_POST_RUN_FULL_GC_S`` seconds (default 30; 0 = a full one every run, as
+    Streamlit does). ``ui.server_tuning.PostRunCollector`` says why."""
+    from ui.server_tuning import POST_RUN_FULL_GC_ENV_VAR, POST_RUN_FULL_GC_S, lighter_post_run_gc
+
+    raw = os.environ.get(POST_RUN_FULL_GC_ENV_VAR, "")
+    try:
+        every = float(raw) if raw.strip() else POST_RUN_FULL_GC_S
+    except ValueError:
+        print(f"[token-journey] {POST_RUN_FULL_GC_ENV_VAR}={raw!r} is not a number; using {POST_RUN_FULL_GC_S}",
+              file=sys.stderr)
+        every = POST_RUN_FULL_GC_S
+    if every > 0:
+        lighter_post_run_gc(every)
+
+
 def start_background_load() -> None:
     """Load both built-ins (and run every precompute hook) on a daemon thread, once per process."""
     if _STARTED.is_set():
@@ -639,6 +656,7 @@ def start_background_load() -> None:
         from ui.server_tuning import coalesce_wakeups
 
         coalesce_wakeups()  # one event-loop wake-up per flush, not one per message
+    _install_post_run_gc()
     try:  # TOKEN_JOURNEY_MEMLOG=60: the memory line above in the server log every 60 s
         memlog_s = float(os.environ.get(MEMLOG_ENV_VAR, "0") or 0)
     except ValueError:
