@@ -740,14 +740,22 @@ MEMO_BUDGET_ENV_VAR = "TOKEN_JOURNEY_CACHE_MB"
 MEMO_BUDGET_MB_DEFAULT = 40
 
 
-def _budget_from_env() -> ByteBudget:
-    raw = os.environ.get(MEMO_BUDGET_ENV_VAR, "")
+def float_from_env(name: str, default: float) -> float:
+    """A number from the environment variable ``name``; unset or empty gives ``default``, and a
+    value that is not a number says so on stderr and gives ``default`` too (a server setting
+    never stops the server)."""
+    raw = os.environ.get(name, "")
+    if not raw.strip():
+        return default
     try:
-        mb = float(raw) if raw.strip() else MEMO_BUDGET_MB_DEFAULT
+        return float(raw)
     except ValueError:
-        print(f"[token-journey] {MEMO_BUDGET_ENV_VAR}={raw!r} is not a number; using {MEMO_BUDGET_MB_DEFAULT}",
-              file=sys.stderr)
-        mb = MEMO_BUDGET_MB_DEFAULT
+        print(f"[token-journey] {name}={raw!r} is not a number; using {default:g}", file=sys.stderr)
+        return default
+
+
+def _budget_from_env() -> ByteBudget:
+    mb = float_from_env(MEMO_BUDGET_ENV_VAR, MEMO_BUDGET_MB_DEFAULT)
     return ByteBudget(int(max(0.0, mb) * 1024 * 1024))
 
 

@@ -44,6 +44,7 @@ from core.registry import (
     ModelRegistry,
     ResultCache,
     UnknownModel,
+    float_from_env,
     freeze,
     memo,
     memo_misses,
@@ -373,13 +374,7 @@ def collect_frozen() -> int:
 
 
 def _full_collect_every() -> float:
-    raw = os.environ.get(FULL_COLLECT_ENV_VAR, "")
-    try:
-        value = float(raw) if raw else FULL_COLLECT_EVERY_S
-    except ValueError:
-        print(f"[token-journey] {FULL_COLLECT_ENV_VAR}={raw!r} is not a number of seconds; "
-              f"using {FULL_COLLECT_EVERY_S:g}", file=sys.stderr)
-        value = FULL_COLLECT_EVERY_S
+    value = float_from_env(FULL_COLLECT_ENV_VAR, FULL_COLLECT_EVERY_S)
     return value if value > 0 else 0.0  # 0: never (before/after measurements)
 
 
@@ -634,13 +629,7 @@ def _install_post_run_gc() -> None:
     Streamlit does). ``ui.server_tuning.PostRunCollector`` says why."""
     from ui.server_tuning import POST_RUN_FULL_GC_ENV_VAR, POST_RUN_FULL_GC_S, lighter_post_run_gc
 
-    raw = os.environ.get(POST_RUN_FULL_GC_ENV_VAR, "")
-    try:
-        every = float(raw) if raw.strip() else POST_RUN_FULL_GC_S
-    except ValueError:
-        print(f"[token-journey] {POST_RUN_FULL_GC_ENV_VAR}={raw!r} is not a number; using {POST_RUN_FULL_GC_S}",
-              file=sys.stderr)
-        every = POST_RUN_FULL_GC_S
+    every = float_from_env(POST_RUN_FULL_GC_ENV_VAR, POST_RUN_FULL_GC_S)
     if every > 0:
         lighter_post_run_gc(every)
 

@@ -578,3 +578,17 @@ def test_a_data_frame_is_sized_like_pandas_deep_count_without_its_cost() -> None
         ours = _frame_bytes(frame)
         assert abs(ours - expected) <= 64 + expected // 100, (ours, expected, frame.dtypes)
         assert estimate_bytes(frame) == ours
+
+
+def test_float_from_env_reads_a_number_and_falls_back_with_a_message(monkeypatch, capsys) -> None:
+    from core.registry import float_from_env
+
+    monkeypatch.delenv("TJ_TEST_NUMBER", raising=False)
+    assert float_from_env("TJ_TEST_NUMBER", 30.0) == 30.0
+    monkeypatch.setenv("TJ_TEST_NUMBER", "  ")
+    assert float_from_env("TJ_TEST_NUMBER", 30.0) == 30.0
+    monkeypatch.setenv("TJ_TEST_NUMBER", "2.5")
+    assert float_from_env("TJ_TEST_NUMBER", 30.0) == 2.5
+    monkeypatch.setenv("TJ_TEST_NUMBER", "ten")
+    assert float_from_env("TJ_TEST_NUMBER", 30.0) == 30.0
+    assert "TJ_TEST_NUMBER='ten' is not a number; using 30" in capsys.readouterr().err
