@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from core import vectors
+from core.registry import FrozenList
 from ui.tokens import display_token
 
 EMBEDDINGS_TABLE = "embeddings.table"
@@ -79,9 +80,11 @@ def embeddings_table(loaded: Any) -> TableView:
         matrix=matrix,
         projection=vectors.pca_3d(matrix, fit_rows=list(trained)) if trained and len(trained) >= 3 else vectors.pca_3d(matrix),
         projection_categories=vectors.pca_3d(matrix, fit_rows=words) if len(words) >= 3 else vectors.pca_3d(matrix),
-        labels=[display_token(token) for token in vocab],
-        vocab=vocab,
-        categories=categories,
+        # Read-only lists: every Embeddings rerun passes them to memoised chart builders, which
+        # then key them by identity instead of digesting ~6k strings again (core.registry).
+        labels=FrozenList(display_token(token) for token in vocab),
+        vocab=FrozenList(vocab),
+        categories=FrozenList(categories),
         trained=trained or None,
     )
 

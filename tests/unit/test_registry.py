@@ -592,3 +592,39 @@ def test_float_from_env_reads_a_number_and_falls_back_with_a_message(monkeypatch
     monkeypatch.setenv("TJ_TEST_NUMBER", "ten")
     assert float_from_env("TJ_TEST_NUMBER", 30.0) == 30.0
     assert "TJ_TEST_NUMBER='ten' is not a number; using 30" in capsys.readouterr().err
+
+
+def test_key_parts_of_shared_read_only_arguments_are_remembered_while_they_live() -> None:
+    import gc
+
+    from core import registry
+    from core.registry import FrozenList, _key_part, freeze
+
+    table = freeze(np.arange(4096, dtype=np.float64))
+    labels = freeze([f"token {i}" for i in range(100)])
+    assert isinstance(labels, FrozenList)
+    first = _key_part(table), _key_part(labels)
+    assert id(table) in registry._SHARED_KEY_PARTS and id(labels) in registry._SHARED_KEY_PARTS
+    assert (_key_part(table), _key_part(labels)) == first
+    # equal content, another object: the same key (by content, as before)
+    assert _key_part(np.arange(4096, dtype=np.float64)) == first[0]
+    assert _key_part(list(labels)) != first[1]  # a plain list keeps its own type in the key
+    # a writable array may change: never remembered, keyed afresh
+    scratch = np.arange(4096, dtype=np.float64)
+    before = _key_part(scratch)
+    scratch[0] = 99
+    assert id(scratch) not in registry._SHARED_KEY_PARTS and _key_part(scratch) != before
+    # a read-only view of a writable array is not remembered either
+    view = scratch[:]
+    view.flags.writeable = False
+    _key_part(view)
+    assert id(view) not in registry._SHARED_KEY_PARTS
+    # a frozen list of dicts: the dicts could change, so it is not remembered
+    rows = freeze([{"a": i} for i in range(40)])
+    _key_part(rows)
+    assert id(rows) not in registry._SHARED_KEY_PARTS
+    # gone with the object
+    key = id(table)
+    del table, first
+    gc.collect()
+    assert key not in registry._SHARED_KEY_PARTS
