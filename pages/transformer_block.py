@@ -50,6 +50,12 @@ def head_effects(model_name: str, ids: tuple[int, ...]) -> tuple[int, np.ndarray
 
 
 @memo(maxsize=128)
+def prompt_norms(model_name: str, text: str) -> block.ResidualNorms:
+    """Residual-stream norms of one prompt, shared: a full rerun of this page reads them again."""
+    return block.residual_norms(run_prompt(model_name, text).trace)
+
+
+@memo(maxsize=128)
 def attribution(model_name: str, text: str, token_id: int, position: int) -> block.Attribution:
     run = run_prompt(model_name, text)
     return block.direct_logit_attribution(get_model(model_name).model, run.trace, token_id, position)
@@ -195,7 +201,7 @@ def layer_part() -> tuple[int, int]:
 # --- 2. residual stream and direct logit attribution ----------------------------------------------
 st.header(t("transformer_block.resid.header"), anchor="tb-residual")
 st.markdown(t("transformer_block.resid.explain"))
-norms = block.residual_norms(run.trace)
+norms = prompt_norms(ctx.model_name, run.text)
 stage_labels = []
 stage_values = []
 for L in range(cfg.n_layer):
