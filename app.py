@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from ui.charts.common import presenter_on
+from ui.presenter import presenter_on
 from ui.components.journey import journey
 from ui.diagram import DEFAULT_WORDS, PipelineValues, pipeline_dot
 from ui import nav

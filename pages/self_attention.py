@@ -16,7 +16,7 @@ import streamlit as st
 import ui.charts.common as draw
 
 from core import attention_math as am
-from ui.charts.attention import grouped_bars, lines_over_dk, overlaid_histogram, spec_of, value_matrix
+from ui.charts.attention import grouped_bars, lines_over_dk, overlaid_histogram, value_matrix_spec
 from ui.i18n import t, translate
 from ui import state
 from ui.page import setup
@@ -60,7 +60,7 @@ def dims(n: int) -> list[str]:
 @memo(maxsize=512)
 def matrix_spec(matrix: np.ndarray, rows: tuple[str, ...], cols: tuple[str, ...], options: tuple) -> dict:
     """A numbered matrix chart's spec, built once per distinct input (reruns stay fast)."""
-    return spec_of(value_matrix(matrix, list(rows), list(cols), **dict(options)))
+    return value_matrix_spec(matrix, list(rows), list(cols), **dict(options))
 
 
 def show_matrix(matrix: np.ndarray, rows: list[str], cols: list[str], **options) -> None:

@@ -283,7 +283,9 @@ def ablation_section() -> None:
     ablation = Ablation(heads=frozenset(divmod(int(i), stride) for i in heads), attn_layers=frozenset(map(int, attn_layers)),
                         mlp_layers=frozenset(map(int, mlp_layers)), no_residual=frozenset(map(int, no_resid)))
     before_ids, before_p = block.top_next(run.logits[-1], 5)
-    after_ids, after_p = block.top_next(ablated_logits(ctx.model_name, tuple(run.ids), ablation), 5)
+    # Nothing switched off is the prompt's own run: no second forward pass (a new prompt's rerun).
+    after_logits = run.logits[-1] if ablation.is_empty() else ablated_logits(ctx.model_name, tuple(run.ids), ablation)
+    after_ids, after_p = block.top_next(after_logits, 5)
     if ablation.is_empty():
         st.info(t("transformer_block.ablate.none"))
     left, right = st.columns(2)

@@ -97,7 +97,7 @@ _PRESENTER_CSS = """
 
 
 def _layout_css(page_id: str) -> None:
-    from ui.charts.common import presenter_on
+    from ui.presenter import presenter_on
 
     css = _PHONE_CSS + (_ZH_UPLOADER_CSS if state.get(state.LANG) == "zh" else "")
     css += _PRESENTER_CSS if presenter_on() and page_id == "overview" else ""

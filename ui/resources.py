@@ -571,8 +571,10 @@ def sessions_report() -> str:
     from ui.charts import common, live
 
     per = ", ".join(f"{k} {v}" for k, v in totals.items())
-    return (f"sessions {len(infos)} ({per}); {', '.join(stores)}; arrow memo {len(common._ARROW)}, "
-            f"carried memo {len(live._CARRIED)}")
+    with common._ARROW_LOCK:
+        arrow_mb = sum(len(converted) for _ref, converted in common._ARROW.values()) / 2**20
+    return (f"sessions {len(infos)} ({per}); {', '.join(stores)}; arrow memo {len(common._ARROW)} "
+            f"({arrow_mb:.1f} MB), carried memo {len(live._CARRIED)}")
 
 
 TRACEMALLOC_ENV_VAR = "TOKEN_JOURNEY_TRACEMALLOC"  # a folder: tracemalloc snapshots are dumped there

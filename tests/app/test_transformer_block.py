@@ -54,6 +54,25 @@ def test_ablation_changes_the_right_side() -> None:
     assert "top prediction" in _texts(at)
 
 
+def test_nothing_switched_off_shows_the_full_models_prediction() -> None:
+    """With no ablation the right side is the prompt's own run (no second forward pass), and it
+    comes back after an ablation is removed."""
+    def sides(at) -> tuple[str, str]:
+        full = [c for c in _charts(at) if "full model" in chart_title(c)][0]
+        changed = [c for c in _charts(at) if "with your change" in chart_title(c)][0]
+        return (json.dumps({k: v for k, v in full.items() if k != "title"}, sort_keys=True),
+                json.dumps({k: v for k, v in changed.items() if k != "title"}, sort_keys=True))
+
+    at = open_page(PAGE, lang="en", prompt=COREF)
+    full, changed = sides(at)
+    assert full == changed
+    at.multiselect(key="tb_ablate_mlp").select(0).select(1).run()
+    assert_clean(at)
+    assert len(set(sides(at))) == 2
+    at.multiselect(key="tb_ablate_mlp").unselect(0).unselect(1).run()
+    assert sides(at)[0] == sides(at)[1] == full
+
+
 def test_controls_rerun(lang: str) -> None:
     at = open_page(PAGE, lang=lang)
     at.session_state["kept.tb_layer"] = 2  # (AppTest applies a format_func twice: set the durable value)

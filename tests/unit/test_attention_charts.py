@@ -46,6 +46,31 @@ def test_the_weights_heat_map_layout_is_the_altair_spec(n: int, cell: int | None
     _valid(layout)
 
 
+MATRIX_CASES = [
+    (np.array([[1.0, -np.inf], [0.5, 2.0]]), dict(cell=36, cell_width=90)),  # masked score, a diverging scale
+    (np.array([[0.2, 0.8, 0.0], [0.5, 0.5, 0.0]]), dict(diverging=False, domain=(0.0, 1.0), value_format=".3f", cell=48)),
+    (np.array([[3.0, 1.0]]), dict(diverging=False)),  # a sequential scale from the values
+    (np.zeros((2, 2)), {}),  # all zero: the scale still has a range
+    (np.array([[np.nan, np.inf], [-1e-7, 12345.678]]), dict(value_format="+.2f")),
+]
+
+
+@pytest.mark.parametrize(("matrix", "options"), MATRIX_CASES)
+def test_the_numbered_matrix_is_the_altair_spec(matrix: np.ndarray, options: dict) -> None:
+    rows = [f"r<{i}>" for i in range(matrix.shape[0])]
+    cols = [f"我 {j}" for j in range(matrix.shape[1])]
+    titles = dict(title="Q · 头 1", x_title="dimension", y_title="token", value_title="value")
+    built = spec_of(charts.value_matrix(matrix, rows, cols, **titles, **options))
+    written = charts.value_matrix_spec(matrix, rows, cols, **titles, **options)
+    assert _without_data(written) == _without_data(built)
+    assert list(written["datasets"]) == list(built["datasets"])
+    for name, frame in built["datasets"].items():
+        pd.testing.assert_frame_equal(written["datasets"][name], frame)
+    _valid(written)
+    with pytest.raises(ValueError):
+        charts.value_matrix_spec(matrix, rows[:-1], cols, **titles)
+
+
 def altair_head_picker(layers: Sequence[int], heads: Sequence[int], labels: Sequence[str], scores: Sequence[float], *,
                        title: str, x_title: str, y_title: str, label_title: str, score_title: str,
                        selected: tuple[int, int] | None = None) -> alt.Chart:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -25,3 +26,23 @@ def test_no_core_source_mentions_streamlit_import() -> None:
     for path in (ROOT / "core").rglob("*.py"):
         text = path.read_text(encoding="utf-8")
         assert "import streamlit" not in text and "from streamlit" not in text, path
+
+
+def test_the_overview_starts_without_the_chart_libraries() -> None:
+    """Cold start: the Overview draws no Altair/pandas/Arrow chart, so the modules it imports must
+    not pull those libraries in (~1.2 s of imports before the first student sees a page); the
+    background loader imports them after the first model is ready."""
+    overview_imports = (
+        "import ui.presenter, ui.components.journey, ui.diagram, ui.nav, ui.i18n, ui.page, "
+        "ui.resources, ui.tokens"
+    )
+    code = (
+        "import sys; " + overview_imports + "; "
+        "heavy = ('altair', 'pandas', 'pyarrow', 'ui.charts'); "
+        "bad = sorted({m for m in sys.modules if m.split('.')[0] in heavy or m.startswith('ui.charts')}); "
+        "print(bad); sys.exit(1 if bad else 0)"
+    )
+    env = {**os.environ, "TOKEN_JOURNEY_BACKGROUND_LOAD": "0"}
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                            env=env)
+    assert result.returncode == 0, result.stdout + result.stderr

@@ -51,6 +51,85 @@ def _shown(value: float, fmt: str) -> str:
     return "−∞" if value < 0 else "∞"
 
 
+def _matrix_frame(matrix: np.ndarray, row_labels: Sequence[str], col_labels: Sequence[str], *, value_format: str,
+                  diverging: bool, domain: tuple[float, float] | None) -> tuple[pd.DataFrame, dict]:
+    """``value_matrix``'s cells and its colour scale (as Vega-Lite writes it)."""
+    matrix = np.asarray(matrix, dtype=float)
+    rows, cols = matrix.shape
+    if len(row_labels) != rows or len(col_labels) != cols:
+        raise ValueError(f"labels {len(row_labels)}×{len(col_labels)} do not fit matrix {rows}×{cols}")
+    values = matrix.ravel()
+    finite = np.isfinite(values)
+    bound = float(np.abs(values[finite]).max()) if finite.any() else 1.0
+    bound = bound or 1.0
+    low = float(values[finite].min()) if finite.any() else 0.0
+    high = float(values[finite].max()) if finite.any() else 1.0
+    if diverging:
+        strength = np.where(finite, np.abs(values) / bound, 0.0)
+        scale = {"domain": [-bound, bound], "reverse": True, "scheme": "redblue"}
+    else:
+        lo, hi = domain if domain is not None else (min(low, 0.0), max(high, 1e-9))
+        span = (hi - lo) or 1.0
+        strength = np.where(finite, (np.clip(values, lo, hi) - lo) / span, 0.0)
+        scale = {"domain": [lo, hi], "scheme": SEQUENTIAL_BLUES.to_dict()}
+    ii, jj = np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")
+    frame = pd.DataFrame({
+        "row": [row_labels[i] for i in ii.ravel()],
+        "col": [col_labels[j] for j in jj.ravel()],
+        "value": np.where(finite, values, np.nan),
+        "shown": [_shown(v, value_format) for v in values],
+        "exact": [_shown(v, ".6g") for v in values],
+        "ink": np.where(strength > 0.55, LIGHT_INK, DARK_INK),
+        "finite": finite,  # explicit flag: NaN travels through Arrow as NaN, not null
+    })
+    return frame, scale
+
+
+def value_matrix_spec(
+    matrix: np.ndarray,
+    row_labels: Sequence[str],
+    col_labels: Sequence[str],
+    *,
+    title: str,
+    x_title: str,
+    y_title: str,
+    value_title: str,
+    value_format: str = ".3g",
+    diverging: bool = True,
+    cell: int = 40,
+    cell_width: int | None = None,
+    domain: tuple[float, float] | None = None,
+) -> dict:
+    """``spec_of(value_matrix(...))`` written out as the Vega-Lite dict Altair writes for it (a
+    test compares them): the Self-attention page draws dozens of these, and building each as an
+    Altair chart cost ~5 ms of server time.
+
+    Example: st.vega_lite_chart(value_matrix_spec(np.eye(2), ["我", "爱"], ["d0", "d1"], title="X", x_title="dim", y_title="token", value_title="x"))
+    """
+    frame, scale = _matrix_frame(matrix, row_labels, col_labels, value_format=value_format, diverging=diverging,
+                                 domain=domain)
+    x_axis = {"labelAngle": 0, **({"labelLimit": cell_width - 6} if cell_width else {}), "orient": "top"}
+
+    def position() -> dict:  # a fresh copy per layer, as Altair writes them
+        return {"x": {"axis": dict(x_axis), "field": "col", "sort": list(col_labels), "title": x_title, "type": "nominal"},
+                "y": {"field": "row", "sort": list(row_labels), "title": y_title, "type": "nominal"}}
+
+    rects = {"mark": {"type": "rect", "stroke": "#ffffff", "strokeWidth": 1}, "encoding": {
+        "color": {"condition": {"test": "datum.finite", "field": "value", "legend": None, "scale": scale,
+                                "title": value_title, "type": "quantitative"}, "value": MASKED_GREY},
+        "tooltip": [{"field": "row", "title": y_title, "type": "nominal"},
+                    {"field": "col", "title": x_title, "type": "nominal"},
+                    {"field": "exact", "title": value_title, "type": "nominal"}],
+        **position()}}
+    text = {"mark": {"type": "text", "fontSize": 13}, "encoding": {
+        "color": {"field": "ink", "legend": None, "scale": {"domain": [LIGHT_INK, DARK_INK], "range": [LIGHT_INK, DARK_INK]},
+                  "type": "nominal"},
+        "text": {"field": "shown", "type": "nominal"}, **position()}}
+    return {"config": {"view": dict(_VIEW_CONFIG["view"])}, "layer": [rects, text], "data": {"name": _LAYOUT_DATA},
+            "height": {"step": cell}, "title": title, "width": {"step": cell_width or cell}, "$schema": alt.SCHEMA_URL,
+            "datasets": {_LAYOUT_DATA: frame}}
+
+
 def value_matrix(
     matrix: np.ndarray,
     row_labels: Sequence[str],
@@ -73,34 +152,9 @@ def value_matrix(
     sequential scale (e.g. (0, 1) for attention weights, so 0.06 looks small).
     Example: value_matrix(np.eye(2), ["我", "爱"], ["d0", "d1"], title="X", x_title="dim", y_title="token", value_title="x")
     """
-    matrix = np.asarray(matrix, dtype=float)
-    rows, cols = matrix.shape
-    if len(row_labels) != rows or len(col_labels) != cols:
-        raise ValueError(f"labels {len(row_labels)}×{len(col_labels)} do not fit matrix {rows}×{cols}")
-    values = matrix.ravel()
-    finite = np.isfinite(values)
-    bound = float(np.abs(values[finite]).max()) if finite.any() else 1.0
-    bound = bound or 1.0
-    low = float(values[finite].min()) if finite.any() else 0.0
-    high = float(values[finite].max()) if finite.any() else 1.0
-    if diverging:
-        strength = np.where(finite, np.abs(values) / bound, 0.0)
-        scale = alt.Scale(scheme="redblue", domain=[-bound, bound], reverse=True)
-    else:
-        lo, hi = domain if domain is not None else (min(low, 0.0), max(high, 1e-9))
-        span = (hi - lo) or 1.0
-        strength = np.where(finite, (np.clip(values, lo, hi) - lo) / span, 0.0)
-        scale = alt.Scale(scheme=SEQUENTIAL_BLUES, domain=[lo, hi])
-    ii, jj = np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")
-    frame = pd.DataFrame({
-        "row": [row_labels[i] for i in ii.ravel()],
-        "col": [col_labels[j] for j in jj.ravel()],
-        "value": np.where(finite, values, np.nan),
-        "shown": [_shown(v, value_format) for v in values],
-        "exact": [_shown(v, ".6g") for v in values],
-        "ink": np.where(strength > 0.55, LIGHT_INK, DARK_INK),
-        "finite": finite,  # explicit flag: NaN travels through Arrow as NaN, not null
-    })
+    frame, scale = _matrix_frame(matrix, row_labels, col_labels, value_format=value_format, diverging=diverging,
+                                 domain=domain)
+    scale = alt.Scale(**scale)
     # A label as wide as its column, never wider: Streamlit's theme cut them at 100 px, and a
     # wider one would be hidden as overlapping ("sweet → apple" showed as "sweet → a…" once in two).
     x_axis = alt.Axis(labelAngle=0, orient="top", **({"labelLimit": cell_width - 6} if cell_width else {}))

@@ -14,6 +14,8 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from ui.presenter import PRESENTER_KEY, presenter_on  # noqa: F401  (re-exported: pages import them from here)
+
 CJK_FONT = "Noto Sans CJK SC, Noto Sans SC, PingFang SC, Microsoft YaHei, sans-serif"
 
 
@@ -132,7 +134,6 @@ def _json_float(v: Any) -> float | None:
 # when a chart is drawn, from the session's presenter switch, by ``vega``/``altair``/``plotly``
 # below. Every page draws its charts through these three functions.
 
-PRESENTER_KEY = "presenter"  # durable session key of the sidebar's presenter switch
 
 
 @dataclass(frozen=True)
@@ -165,16 +166,6 @@ def cell_text_limit() -> alt.ExprRef:
 # is not a glaring white block) on Streamlit's dark background.
 SEQUENTIAL_BLUES = alt.SchemeParams(name="blues", extent=[0.12, 1.0])
 PLOTLY_BLUES = [[0.0, "#d6e6f4"], [0.25, "#9ecae1"], [0.5, "#5ba3d0"], [0.75, "#2171b5"], [1.0, "#08306b"]]
-
-
-def presenter_on() -> bool:
-    """Is this session in presenter mode? (False outside a Streamlit run.)"""
-    import streamlit as st
-
-    try:
-        return bool(st.session_state.get(PRESENTER_KEY, False))
-    except Exception:  # no session (plain Python, unit tests)
-        return False
 
 
 def fonts(presenter: bool | None = None) -> Fonts:

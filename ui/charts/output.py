@@ -18,7 +18,7 @@ import numpy as np
 
 from core.registry import memo
 from ui.charts.common import CELL_TEXT_LIMIT, CJK_FONT, SEQUENTIAL_BLUES
-from ui.tokens import display_token
+from ui.tokens import display_token, token_labels  # noqa: F401  (token_labels: re-exported, pages import it from here)
 
 VEGA_LITE_SCHEMA = alt.SCHEMA_URL  # the Vega-Lite version Altair (pinned) writes specs for
 
@@ -34,26 +34,6 @@ NEW_ROW_COLOR = "#1c7ed6"
 DARK_TEXT = "#1b1b1b"  # text drawn on light cells
 PROB_TICKS = [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]  # room is left above 1 for labels; no tick claims p > 1
 LABEL_TEXT = "#76808f"  # value labels beside bars: readable on the light and the dark background
-
-
-def token_labels(tokenizer: Any, ids: Sequence[int]) -> list[str]:
-    """Readable, unique axis labels for token ids: visible spaces, byte tokens by name.
-
-    A lone byte of a Chinese character decodes to "�"; its vocabulary name (``<0xE5>``) says
-    more. Two ids that still look alike get their id appended, so chart axes never merge them.
-
-    Example: token_labels(tok, [tok.encode(" Paris")[0]]) -> ["␣Paris"]
-    """
-    labels = []
-    for i in ids:
-        text = tokenizer.decode([int(i)])
-        if "\ufffd" in text:
-            text = tokenizer.id_to_token(int(i))
-        labels.append(display_token(text))
-    ids_per_label: dict[str, set[int]] = {}
-    for label, i in zip(labels, ids):
-        ids_per_label.setdefault(label, set()).add(int(i))
-    return [f"{label} #{int(i)}" if len(ids_per_label[label]) > 1 else label for label, i in zip(labels, ids)]
 
 
 TABLE = "table"  # every chart reads one named dataset

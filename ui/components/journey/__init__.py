@@ -17,7 +17,7 @@ import streamlit as st
 from core import head_analysis
 from core.journey import attention_focus, journey_data
 from ui import nav, state
-from ui.charts.output import token_labels
+from ui.tokens import token_labels
 from ui.i18n import t
 from ui.tokens import display_token
 
