@@ -114,3 +114,55 @@ def test_the_malloc_arena_cap_is_set_read_from_the_environment_and_can_be_turned
     assert limit_malloc_arenas() == expected
     monkeypatch.setenv("MALLOC_ARENA_MAX", "4")  # glibc's own setting wins: nothing changed
     assert limit_malloc_arenas() == 0
+
+
+_MMAP_PROBE = """
+import ctypes, sys
+sys.path.insert(0, '.')
+from ui.resources import fix_mmap_threshold
+
+class Info(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_size_t) for n in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",
+                                                 "fsmblks", "uordblks", "fordblks", "keepcost")]
+
+libc = ctypes.CDLL("libc.so.6")
+libc.mallinfo2.restype = Info
+libc.malloc.restype = ctypes.c_void_p
+libc.malloc.argtypes = [ctypes.c_size_t]
+libc.free.argtypes = [ctypes.c_void_p]
+threshold = fix_mmap_threshold()
+own_map = []
+for _ in range(3):  # a 512 KiB block, freed, three times
+    libc.malloc_trim(0)  # no free space at the heap's top: the block needs new memory
+    before = libc.mallinfo2().hblkhd
+    block = libc.malloc(512 * 1024)
+    own_map.append(libc.mallinfo2().hblkhd - before >= 512 * 1024)
+    libc.free(block)
+print(threshold, own_map)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt")
+def test_big_blocks_keep_their_own_mapping_and_the_threshold_can_be_turned_off() -> None:
+    """With the fixed threshold every 512 KiB block is mmapped (and unmapped when freed); with
+    glibc's moving threshold the first free raises it, and the same block then comes from the
+    arenas."""
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+
+    def probe(**env: str) -> str:
+        clean = {k: v for k, v in os.environ.items() if k not in ("MALLOC_MMAP_THRESHOLD_", "TOKEN_JOURNEY_MALLOC_MMAP_KB")}
+        done = subprocess.run([sys.executable, "-c", _MMAP_PROBE], cwd=root, env={**clean, **env},
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip().splitlines()[-1]
+
+    assert probe() == "262144 [True, True, True]"  # every time its own mapping
+    moving = probe(TOKEN_JOURNEY_MALLOC_MMAP_KB="0")  # glibc's own: a freed block raises the threshold
+    assert moving.startswith("0 ") and moving.endswith("False, False]"), moving
+    higher = probe(TOKEN_JOURNEY_MALLOC_MMAP_KB="1024")
+    assert higher.startswith("1048576 [False"), higher  # under the threshold: from the arena
+    assert probe(MALLOC_MMAP_THRESHOLD_="131072").startswith("0 ")  # glibc's own setting wins
+    assert probe(TOKEN_JOURNEY_MALLOC_MMAP_KB="lots").startswith("262144 ")
