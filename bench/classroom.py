@@ -208,6 +208,7 @@ class Stats:
     bytes_in: list[int] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     dropped: int = 0
+    ignored: int = 0  # clicks on a section the server no longer had (proto_client.IGNORED_AFTER_S)
     by_kind: dict[str, list[float]] = field(default_factory=dict)
     finished_at: list[float] = field(default_factory=list)  # perf_counter when each interaction ended
 
@@ -262,6 +263,9 @@ async def student(index: int, url: str, until: float, every: float, timeout: flo
                 kind = "page"
                 doing = f"page {session.page or 'overview'} -> {page or 'overview'}"
                 result = await session.go_to(page, timeout)
+            if result.ignored:  # a click on a section that is gone: nothing happened, as in a browser
+                stats.ignored += 1
+                continue
             stats.latencies.append(result.seconds)
             stats.finished_at.append(time.perf_counter())
             stats.bytes_in.append(result.bytes_in)
@@ -395,7 +399,8 @@ def report(server: Server, n: int, duration: float, every: float, stats: Stats, 
     return (f"{server.name:<15} N={n:<3} served {len(lat) / duration:5.1f}/s (wanted {n / every:4.1f})  "
             f"p50 {pct(lat, .5) * 1000:6.0f} ms  p95 {pct(lat, .95) * 1000:6.0f} ms  max {max(lat, default=0) * 1000:6.0f} ms  "
             f"errors {len([e for e in stats.errors if not e.startswith('dropped')])}  dropped {stats.dropped}  "
-            f"CPU {100 * cpu_s / duration:4.0f}%  RSS {'/'.join(f'{r:.0f}' for r in rss)} MB  "
+            + (f"ignored {stats.ignored}  " if stats.ignored else "")
+            + f"CPU {100 * cpu_s / duration:4.0f}%  RSS {'/'.join(f'{r:.0f}' for r in rss)} MB  "
             f"{kib:5.0f} KiB/interaction  load {load}")
 
 

@@ -51,6 +51,16 @@ class RunResult:
     exceptions: list[str]
     bytes_in: int
     messages: int
+    ignored: bool = False  # the server dropped the request: its fragment no longer exists
+
+
+# Streamlit ignores, without a word, a rerun request for a fragment it no longer has
+# (``AppSession.request_rerun``: "The fragment with id ... does not exist anymore"): a section
+# whose outer section reran without drawing it (Tokenization's merge steps after a corpus the
+# page refuses). A browser shows nothing happening. Every real run answers at once (the status
+# "running"), so a fragment request with no message at all for this long was ignored.
+IGNORED_AFTER_S = 20.0
+IGNORED = "IGNORED_GONE_FRAGMENT"
 
 
 @dataclass
@@ -66,6 +76,7 @@ class Session:
     toggles: dict[str, bool] = field(default_factory=dict)  # checkbox id -> value we last sent
     closed: bool = False
     cookie: str | None = None  # the load balancer's affinity cookie, from a first GET /
+    ignored_after: float = IGNORED_AFTER_S
 
     async def open(self, timeout: float = 30) -> RunResult:
         host = self.url.split("//", 1)[1].split("/", 1)[0]
@@ -104,16 +115,30 @@ class Session:
         bytes_in = 0
         count = 0
         deadline = start + timeout
+        ignored_at = start + self.ignored_after  # see IGNORED_AFTER_S
+        started = False
         while True:
             remaining = deadline - time.perf_counter()
             if remaining <= 0:
                 raise TimeoutError("no script_finished before the timeout")
-            data = await asyncio.wait_for(self.ws.recv(), remaining)
+            if fragment_id and not started:
+                try:
+                    data = await asyncio.wait_for(self.ws.recv(), min(remaining, max(0.0, ignored_at - time.perf_counter())))
+                except (TimeoutError, asyncio.TimeoutError):
+                    if time.perf_counter() < deadline:
+                        self.widgets = {k: w for k, w in self.widgets.items() if w.fragment_id != fragment_id}
+                        return RunResult(time.perf_counter() - start, True, IGNORED, [], bytes_in, count, ignored=True)
+                    raise
+            else:
+                data = await asyncio.wait_for(self.ws.recv(), remaining)
             bytes_in += len(data)
             count += 1
             fwd = ForwardMsg()
             fwd.ParseFromString(data)
             kind = fwd.WhichOneof("type")
+            # The previous run's last "not running" status may arrive after its script_finished.
+            started = started or not (kind == "session_status_changed"
+                                      and not fwd.session_status_changed.script_is_running)
             if kind == "new_session":
                 self._on_new_session(fwd)
             elif kind == "delta":
