@@ -397,23 +397,30 @@ def limit_malloc_arenas() -> int:
     """
     if "MALLOC_ARENA_MAX" in os.environ:
         return 0
-    raw = os.environ.get(MALLOC_ARENAS_ENV_VAR, "")
+    cap = _whole_number_from_env(MALLOC_ARENAS_ENV_VAR, MALLOC_ARENAS)
+    return cap if cap > 0 and _mallopt(_M_ARENA_MAX, cap) else 0
+
+
+def _whole_number_from_env(name: str, default: int) -> int:
+    """``int(os.environ[name])``, or ``default`` when unset or not a whole number (said on stderr)."""
+    raw = os.environ.get(name, "")
     try:
-        cap = int(raw) if raw else MALLOC_ARENAS
+        return int(raw) if raw else default
     except ValueError:
-        print(f"[token-journey] {MALLOC_ARENAS_ENV_VAR}={raw!r} is not a whole number; using {MALLOC_ARENAS}",
-              file=sys.stderr)
-        cap = MALLOC_ARENAS
-    if cap <= 0 or not sys.platform.startswith("linux"):
-        return 0
+        print(f"[token-journey] {name}={raw!r} is not a whole number; using {default}", file=sys.stderr)
+        return default
+
+
+def _mallopt(parameter: int, value: int) -> bool:
+    """glibc's ``mallopt(parameter, value)``; False where it refused or there is no glibc."""
+    if not sys.platform.startswith("linux"):
+        return False
     try:
         import ctypes
 
-        if ctypes.CDLL("libc.so.6").mallopt(_M_ARENA_MAX, cap) != 1:
-            return 0
-    except (OSError, AttributeError):  # musl or another libc: nothing to cap
-        return 0
-    return cap
+        return ctypes.CDLL("libc.so.6").mallopt(parameter, value) == 1
+    except (OSError, AttributeError):  # musl or another libc
+        return False
 
 
 MALLOC_MMAP_ENV_VAR = "TOKEN_JOURNEY_MALLOC_MMAP_KB"
@@ -437,24 +444,9 @@ def fix_mmap_threshold() -> int:
     """
     if "MALLOC_MMAP_THRESHOLD_" in os.environ:
         return 0
-    raw = os.environ.get(MALLOC_MMAP_ENV_VAR, "")
-    try:
-        kib = int(raw) if raw else MALLOC_MMAP_KB
-    except ValueError:
-        print(f"[token-journey] {MALLOC_MMAP_ENV_VAR}={raw!r} is not a whole number; using {MALLOC_MMAP_KB}",
-              file=sys.stderr)
-        kib = MALLOC_MMAP_KB
-    if kib <= 0 or not sys.platform.startswith("linux"):
-        return 0
+    kib = _whole_number_from_env(MALLOC_MMAP_ENV_VAR, MALLOC_MMAP_KB)
     threshold = min(kib, 32 * 1024) * 1024  # glibc refuses more than 32 MB
-    try:
-        import ctypes
-
-        if ctypes.CDLL("libc.so.6").mallopt(_M_MMAP_THRESHOLD, threshold) != 1:
-            return 0
-    except (OSError, AttributeError):  # musl or another libc
-        return 0
-    return threshold
+    return threshold if kib > 0 and _mallopt(_M_MMAP_THRESHOLD, threshold) else 0
 
 
 def _refreeze_while_serving() -> None:
