@@ -297,15 +297,35 @@ async def sample_rss(sample: Callable[[], list[float]], every: float, until: flo
             return
 
 
+def client_cpu_seconds() -> float:
+    """CPU seconds this bench process (every simulated student) has used: user + system."""
+    times = os.times()
+    return times.user + times.system
+
+
+async def sample_cpu(server_cpu: Callable[[], float] | None, every: float, until: float,
+                     out: list[tuple[float, float | None, float]]) -> None:
+    """(perf_counter, server CPU s or None, this client's CPU s) now and every ``every`` seconds
+    until ``until``: per-slice CPU for ``window_lines``."""
+    while True:
+        out.append((time.perf_counter(), server_cpu() if server_cpu else None, client_cpu_seconds()))
+        if time.perf_counter() >= until:
+            return
+        await asyncio.sleep(max(0.0, min(every, until - time.perf_counter())))
+
+
 async def classroom(url: str, n: int, duration: float, every: float, timeout: float, seed: int,
                     rss_sample: Callable[[], list[float]] | None = None, rss_every: float = 0.0,
                     rss_out: list[tuple[float, list[float]]] | None = None,
-                    pages: tuple[str, ...] = PAGES) -> Stats:
+                    pages: tuple[str, ...] = PAGES, server_cpu: Callable[[], float] | None = None,
+                    cpu_every: float = 0.0, cpu_out: list[tuple[float, float | None, float]] | None = None) -> Stats:
     stats = Stats()
     until = time.perf_counter() + duration
     tasks = [student(i, url, until, every, timeout, stats, seed, pages) for i in range(n)]
     if rss_sample is not None and rss_every > 0 and rss_out is not None:
         tasks.append(sample_rss(rss_sample, rss_every, until, rss_out))
+    if cpu_every > 0 and cpu_out is not None:
+        tasks.append(sample_cpu(server_cpu, cpu_every, until, cpu_out))
     await asyncio.gather(*tasks)
     return stats
 
@@ -379,17 +399,38 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
-def window_lines(stats: Stats, started: float, window: float) -> list[str]:
-    """p50 / p95 / max of the interactions that ended in each ``window``-second slice of the class.
+def window_lines(stats: Stats, started: float, window: float,
+                 cpu: list[tuple[float, float | None, float]] | None = None) -> list[str]:
+    """p50 / p95 / max of the interactions that ended in each ``window``-second slice of the class,
+    and with ``cpu`` (``sample_cpu``'s samples) the server's and this client's CPU in that slice
+    (% of one core, between the samples that bound it).
 
     Shows whether a long run's tail comes from the whole run getting slower (caches filling,
-    evicting) or from a few bad moments (a full collection, a noisy neighbour)."""
+    evicting) or from a few bad moments (a full collection, a noisy neighbour) - and whether a
+    slower slice is the server's or the bench's: all students share this one Python process, so a
+    client near 100 % of a core adds its own queueing to every latency it measures."""
     slices: dict[int, list[float]] = {}
     for end, seconds in zip(stats.finished_at, stats.latencies):
         slices.setdefault(int((end - started) // window), []).append(seconds)
-    return [f"    {f'{i * window:.0f}-{(i + 1) * window:.0f} s':<14} n={len(v):<5} p50 {pct(v, .5) * 1000:6.0f} ms  "
-            f"p95 {pct(v, .95) * 1000:6.0f} ms  max {max(v) * 1000:6.0f} ms"
-            for i, v in sorted(slices.items())]
+    lines = []
+    for i, v in sorted(slices.items()):
+        line = (f"    {f'{i * window:.0f}-{(i + 1) * window:.0f} s':<14} n={len(v):<5} p50 {pct(v, .5) * 1000:6.0f} ms  "
+                f"p95 {pct(v, .95) * 1000:6.0f} ms  max {max(v) * 1000:6.0f} ms")
+        lines.append(line + _slice_cpu(cpu or [], started + i * window, started + (i + 1) * window))
+    return lines
+
+
+def _slice_cpu(samples: list[tuple[float, float | None, float]], begin: float, end: float) -> str:
+    """"  server CPU x %  client CPU y %" between the first sample at or after ``begin`` and the last
+    at or before ``end`` (perf_counter times); "" when fewer than two samples fall inside."""
+    inside = [s for s in samples if begin - 1e-6 <= s[0] <= end + 1e-6]
+    if len(inside) < 2 or inside[-1][0] - inside[0][0] <= 0:
+        return ""
+    (t0, server0, client0), (t1, server1, client1) = inside[0], inside[-1]
+    span = t1 - t0
+    server = (f"  server CPU {100 * (server1 - server0) / span:4.0f} %"
+              if server0 is not None and server1 is not None else "")
+    return f"{server}  client CPU {100 * (client1 - client0) / span:4.0f} %"
 
 
 def report(server: Server, n: int, duration: float, every: float, stats: Stats, cpu_s: float,
@@ -412,6 +453,8 @@ def main() -> None:
     parser.add_argument("--servers", default="single", help="comma-separated: single, replicated")
     parser.add_argument("--replicas", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--url", help="use an already running server instead of starting one")
+    parser.add_argument("--pid", type=int, default=0,
+                        help="with --url: the server's process id (its CPU, children included, is reported)")
     parser.add_argument("--timeout", type=float, default=30, help="an interaction slower than this drops the student")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--env", action="append", default=[], help="KEY=VALUE for the started servers")
@@ -465,15 +508,19 @@ def main() -> None:
                 print(f"# {server.name}: snapshot sweep: {shown} snapshot steps shown in {time.perf_counter() - started:.1f} s; "
                       f"RSS {'/'.join(f'{r:.0f}' for r in before)} -> {'/'.join(f'{r:.0f}' for r in after)} MB", flush=True)
             for n in sizes:
-                pids = server.pids()
+                pids = server.pids() or (tree(args.pid) if args.pid else [])
                 cpu0 = cpu_seconds(pids)
                 samples: list[tuple[float, list[float]]] = []
+                cpu_samples: list[tuple[float, float | None, float]] = []
                 class_started = time.perf_counter()
                 sample = (lambda s=server: [rss_mb(p) for p in (s.replicas() or s.pids()[:1])]) if server.proc else None
                 stats = asyncio.run(classroom(server.url, n, args.duration, args.every, args.timeout, args.seed,
                                               sample, args.rss_every, samples,
-                                              (*PAGES, "training") if args.with_training else PAGES))
-                cpu1 = cpu_seconds(server.pids())
+                                              (*PAGES, "training") if args.with_training else PAGES,
+                                              (lambda s=server: cpu_seconds(s.pids() or (tree(args.pid) if args.pid else [])))
+                                              if server.proc or args.pid else None,
+                                              args.window, cpu_samples))
+                cpu1 = cpu_seconds(server.pids() or (tree(args.pid) if args.pid else []))
                 rss = [rss_mb(p) for p in (server.replicas() or server.pids()[:1])]
                 print(report(server, n, args.duration, args.every, stats, cpu1 - cpu0, rss, load_average()),
                       flush=True)
@@ -485,7 +532,7 @@ def main() -> None:
                     print("    first errors: " + " | ".join(shown), flush=True)
                 if args.window > 0:
                     print(f"    latency per {args.window:g}-s slice of the class:", flush=True)
-                    for line in window_lines(stats, class_started, args.window):
+                    for line in window_lines(stats, class_started, args.window, cpu_samples):
                         print(line, flush=True)
                 if args.per_kind:
                     for k, v in sorted(stats.by_kind.items()):

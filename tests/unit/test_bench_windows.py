@@ -22,3 +22,16 @@ def test_a_slice_with_no_interaction_is_left_out() -> None:
     stats = Stats(latencies=[0.1, 0.1], finished_at=[5.0, 250.0])
     lines = window_lines(stats, 0.0, 60.0)
     assert [line.split(" s ")[0].strip() for line in lines] == ["0-60", "240-300"]
+
+
+def test_each_slice_says_the_server_and_client_cpu_between_its_samples() -> None:
+    stats = Stats(latencies=[0.1, 0.1, 0.1], finished_at=[10.0, 70.0, 130.0])
+    # (time, server CPU s, client CPU s): the server uses 30 s in the first minute, 45 s in the
+    # second; the client 6 s, then 54 s (it saturates its core: its own queueing, not the server's)
+    samples = [(0.0, 100.0, 1.0), (60.0, 130.0, 7.0), (120.0, 175.0, 61.0)]
+    first, second, third = window_lines(stats, 0.0, 60.0, samples)
+    assert first.endswith("server CPU   50 %  client CPU   10 %")
+    assert second.endswith("server CPU   75 %  client CPU   90 %")
+    assert "CPU" not in third  # one sample in the last slice: nothing to say
+    no_server = window_lines(stats, 0.0, 60.0, [(0.0, None, 1.0), (60.0, None, 7.0)])[0]
+    assert "server CPU" not in no_server and no_server.endswith("client CPU   10 %")
