@@ -211,6 +211,7 @@ class Stats:
     ignored: int = 0  # clicks on a section the server no longer had (proto_client.IGNORED_AFTER_S)
     by_kind: dict[str, list[float]] = field(default_factory=dict)
     finished_at: list[float] = field(default_factory=list)  # perf_counter when each interaction ended
+    kinds: list[str] = field(default_factory=list)  # each interaction's kind, in the order of ``latencies``
 
 
 def browser_cookie(url: str) -> str | None:
@@ -270,6 +271,7 @@ async def student(index: int, url: str, until: float, every: float, timeout: flo
             stats.finished_at.append(time.perf_counter())
             stats.bytes_in.append(result.bytes_in)
             stats.by_kind.setdefault(kind, []).append(result.seconds)
+            stats.kinds.append(kind)
             if not result.ok:
                 stats.errors.extend(result.exceptions or [f"{kind}: {result.status}"])
             await asyncio.sleep(max(0.0, every - (time.perf_counter() - tick)))
@@ -420,6 +422,29 @@ def window_lines(stats: Stats, started: float, window: float,
     return lines
 
 
+def cpu_sample_every(window: float) -> float:
+    """How often to sample CPU for ``window``-second slices: ten times a slice (at most every 30 s),
+    so every slice holds samples near both of its ends (sampling once a window would put one
+    sample in each slice, a little after its start, and no slice could say its CPU)."""
+    return min(window / 10, 30.0) if window > 0 else 0.0
+
+
+def kind_drift(stats: Stats, started: float, window: float) -> dict[str, str]:
+    """Per interaction kind, "  first slice p50 a ms -> last slice p50 b ms": which interactions
+    get slower over a long run (the slices are ``window_lines``'s; the last, partial slice left out)."""
+    by_slice: dict[str, dict[int, list[float]]] = {}
+    for end, seconds, kind in zip(stats.finished_at, stats.latencies, stats.kinds):
+        by_slice.setdefault(kind, {}).setdefault(int((end - started) // window), []).append(seconds)
+    out = {}
+    for kind, slices in by_slice.items():
+        full = sorted(i for i in slices if (i + 1) * window <= max(stats.finished_at) - started + 1e-6)
+        if len(full) >= 2:
+            first, last = slices[full[0]], slices[full[-1]]
+            out[kind] = (f"  slice {full[0] + 1} p50 {pct(first, .5) * 1000:5.0f} ms -> "
+                         f"slice {full[-1] + 1} p50 {pct(last, .5) * 1000:5.0f} ms")
+    return out
+
+
 def _slice_cpu(samples: list[tuple[float, float | None, float]], begin: float, end: float) -> str:
     """"  server CPU x %  client CPU y %" between the first sample at or after ``begin`` and the last
     at or before ``end`` (perf_counter times); "" when fewer than two samples fall inside."""
@@ -519,7 +544,7 @@ def main() -> None:
                                               (*PAGES, "training") if args.with_training else PAGES,
                                               (lambda s=server: cpu_seconds(s.pids() or (tree(args.pid) if args.pid else [])))
                                               if server.proc or args.pid else None,
-                                              args.window, cpu_samples))
+                                              cpu_sample_every(args.window), cpu_samples))
                 cpu1 = cpu_seconds(server.pids() or (tree(args.pid) if args.pid else []))
                 rss = [rss_mb(p) for p in (server.replicas() or server.pids()[:1])]
                 print(report(server, n, args.duration, args.every, stats, cpu1 - cpu0, rss, load_average()),
@@ -535,8 +560,10 @@ def main() -> None:
                     for line in window_lines(stats, class_started, args.window, cpu_samples):
                         print(line, flush=True)
                 if args.per_kind:
+                    drift = kind_drift(stats, class_started, args.window) if args.window > 0 else {}
                     for k, v in sorted(stats.by_kind.items()):
-                        print(f"    {k:<40} n={len(v):<4} p50 {pct(v, .5) * 1000:6.0f} ms  p95 {pct(v, .95) * 1000:6.0f} ms")
+                        print(f"    {k:<40} n={len(v):<4} p50 {pct(v, .5) * 1000:6.0f} ms  p95 {pct(v, .95) * 1000:6.0f} ms"
+                              + drift.get(k, ""), flush=True)
         finally:
             server.stop()
 

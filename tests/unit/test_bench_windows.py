@@ -3,7 +3,7 @@ slice in which it ended, so a long run shows whether its tail is spread out or a
 
 from __future__ import annotations
 
-from bench.classroom import Stats, window_lines
+from bench.classroom import Stats, window_lines, cpu_sample_every, kind_drift
 
 
 def test_each_interaction_lands_in_the_slice_it_ended_in() -> None:
@@ -35,3 +35,24 @@ def test_each_slice_says_the_server_and_client_cpu_between_its_samples() -> None
     assert "CPU" not in third  # one sample in the last slice: nothing to say
     no_server = window_lines(stats, 0.0, 60.0, [(0.0, None, 1.0), (60.0, None, 7.0)])[0]
     assert "server CPU" not in no_server and no_server.endswith("client CPU   10 %")
+
+
+def test_samples_taken_as_the_bench_takes_them_give_every_full_slice_its_cpu() -> None:
+    # the sampler starts a little after the class and samples every cpu_sample_every(window)
+    every = cpu_sample_every(60.0)
+    times = [0.02 + i * every for i in range(int(180 / every) + 1)]
+    samples = [(t, 2.0 * t, 0.5 * t) for t in times]  # server at 200 %, client at 50 % of a core
+    stats = Stats(latencies=[0.1, 0.1, 0.1], finished_at=[10.0, 70.0, 130.0])
+    for line in window_lines(stats, 0.0, 60.0, samples):
+        assert line.endswith("server CPU  200 %  client CPU   50 %"), line
+
+
+def test_kind_drift_compares_each_kind_first_and_last_full_slice() -> None:
+    stats = Stats(latencies=[0.010, 0.030, 0.020, 0.090, 0.050],
+                  finished_at=[5.0, 65.0, 10.0, 70.0, 125.0],
+                  kinds=["page", "page", "logits:slider", "logits:slider", "page"])
+    drift = kind_drift(stats, 0.0, 60.0)
+    # the slice 120-180 s is partial (the run ended at 125 s): left out
+    assert drift["page"] == "  slice 1 p50    10 ms -> slice 2 p50    30 ms"
+    assert drift["logits:slider"] == "  slice 1 p50    20 ms -> slice 2 p50    90 ms"
+    assert kind_drift(Stats(latencies=[0.1], finished_at=[5.0], kinds=["page"]), 0.0, 60.0) == {}
