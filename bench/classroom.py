@@ -533,8 +533,10 @@ def main() -> None:
                 print(f"# {server.name}: snapshot sweep: {shown} snapshot steps shown in {time.perf_counter() - started:.1f} s; "
                       f"RSS {'/'.join(f'{r:.0f}' for r in before)} -> {'/'.join(f'{r:.0f}' for r in after)} MB", flush=True)
             for n in sizes:
-                pids = server.pids() or (tree(args.pid) if args.pid else [])
-                cpu0 = cpu_seconds(pids)
+                def server_pids(s: Server = server) -> list[int]:  # started here, or --url with --pid
+                    return s.pids() or (tree(args.pid) if args.pid else [])
+
+                cpu0 = cpu_seconds(server_pids())
                 samples: list[tuple[float, list[float]]] = []
                 cpu_samples: list[tuple[float, float | None, float]] = []
                 class_started = time.perf_counter()
@@ -542,10 +544,10 @@ def main() -> None:
                 stats = asyncio.run(classroom(server.url, n, args.duration, args.every, args.timeout, args.seed,
                                               sample, args.rss_every, samples,
                                               (*PAGES, "training") if args.with_training else PAGES,
-                                              (lambda s=server: cpu_seconds(s.pids() or (tree(args.pid) if args.pid else [])))
+                                              (lambda: cpu_seconds(server_pids()))
                                               if server.proc or args.pid else None,
                                               cpu_sample_every(args.window), cpu_samples))
-                cpu1 = cpu_seconds(server.pids() or (tree(args.pid) if args.pid else []))
+                cpu1 = cpu_seconds(server_pids())
                 rss = [rss_mb(p) for p in (server.replicas() or server.pids()[:1])]
                 print(report(server, n, args.duration, args.every, stats, cpu1 - cpu0, rss, load_average()),
                       flush=True)
