@@ -6,9 +6,12 @@ No container engine or cluster runs here, so this is a schema-level check (PyYAM
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -110,3 +113,27 @@ def test_haproxy_accepts_the_compose_config() -> None:
     result = subprocess.run(["haproxy", "-c", "-f", str(DEPLOY / "haproxy.cfg")], capture_output=True, text=True,
                             timeout=30)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_run_app_hands_over_to_streamlit_while_our_code_imports_on_a_thread() -> None:
+    """``scripts/run_app.py`` must not make the server wait for torch and both models: Streamlit's
+    command line is called with our imports still on their own thread, which then loads them."""
+    code = """
+import json, runpy, sys, threading
+import streamlit.web.cli as cli
+def fake_main(args, prog_name):
+    importer = [t for t in threading.enumerate() if t.name == "token-journey-import"]
+    result = {"args": args[2:], "prog": prog_name, "importer": len(importer)}
+    importer[0].join(120)
+    result["loaded"] = "ui.resources" in sys.modules
+    print(json.dumps(result))
+    return 0
+cli.main = fake_main
+sys.argv = ["run_app.py", "--server.port", "8599"]
+runpy.run_path("scripts/run_app.py", run_name="__main__")
+"""
+    env = {**os.environ, "TOKEN_JOURNEY_DEVICE": "cpu"}
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=180)
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result == {"args": ["--server.port", "8599"], "prog": "streamlit", "importer": 1, "loaded": True}
