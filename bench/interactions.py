@@ -9,7 +9,8 @@ number input and button the page shows, found from the deltas) are moved ``--rep
 times to fresh valid values; the sidebar prompt and page changes are measured too.
 
 Configurations (``--configs``): ``freeze`` (default server), ``nofreeze``
-(``TOKEN_JOURNEY_GC_FREEZE=0``), ``nogc`` (``--runner.postScriptGC false``, for reference),
+(``TOKEN_JOURNEY_GC_FREEZE=0``), ``nocoalesce`` (``TOKEN_JOURNEY_COALESCE=0``), ``fullstate``
+(``TOKEN_JOURNEY_ONE_KEY_STATE=0``), ``nogc`` (``--runner.postScriptGC false``, for reference),
 or ``NAME=PATH``: the default server started from another copy of the app (e.g. a snapshot
 of the tree before a change), so before and after are measured side by side in one run.
 
@@ -40,6 +41,7 @@ CONFIGS = {
     "nofreeze": ({"TOKEN_JOURNEY_GC_FREEZE": "0"}, []),
     "nogc": ({}, ["--runner.postScriptGC", "false"]),
     "nocoalesce": ({"TOKEN_JOURNEY_COALESCE": "0"}, []),
+    "fullstate": ({"TOKEN_JOURNEY_ONE_KEY_STATE": "0"}, []),
     "fullgc": ({"TOKEN_JOURNEY_POST_RUN_FULL_GC_S": "0"}, []),  # Streamlit's full collection after every run
 }
 TARGET_MS = 60.0

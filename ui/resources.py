@@ -71,6 +71,7 @@ THREADS_ENV_VAR = "TOKEN_JOURNEY_THREADS"
 GC_FREEZE_ENV_VAR = "TOKEN_JOURNEY_GC_FREEZE"
 BACKGROUND_ENV_VAR = "TOKEN_JOURNEY_BACKGROUND_LOAD"
 COALESCE_ENV_VAR = "TOKEN_JOURNEY_COALESCE"  # 0: Streamlit's own wake-up per message (for before/after benches)
+ONE_KEY_STATE_ENV_VAR = "TOKEN_JOURNEY_ONE_KEY_STATE"  # 0: widgets build the whole filtered state (before/after)
 RUN_CACHE_SIZE = 256  # distinct (model, prompt) traces kept at most ...
 RUN_CACHE_MB_ENV_VAR = "TOKEN_JOURNEY_RUN_CACHE_MB"
 # ... and at most this many MB of trace arrays (a built-in's trace: 0.25 MB for 6 tokens, 9.5 MB
@@ -683,6 +684,10 @@ def start_background_load() -> None:
         from ui.server_tuning import coalesce_wakeups
 
         coalesce_wakeups()  # one event-loop wake-up per flush, not one per message
+    if os.environ.get(ONE_KEY_STATE_ENV_VAR, "1") != "0":
+        from ui.server_tuning import one_key_widget_state
+
+        one_key_widget_state()  # a widget looks up its own key, not every key of the session
     _install_post_run_gc()
     try:  # TOKEN_JOURNEY_MEMLOG=60: the memory line above in the server log every 60 s
         memlog_s = float(os.environ.get(MEMLOG_ENV_VAR, "0") or 0)

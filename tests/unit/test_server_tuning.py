@@ -303,3 +303,74 @@ def test_the_pinned_streamlit_collects_through_the_lighter_collector() -> None:
         assert "gc.collect(2)" in Path(script_runner.__file__).read_text(encoding="utf-8")
     finally:
         script_runner.gc = before
+
+
+def _compare_views_script() -> None:
+    """An app whose widgets cover each way a key can be held (a plain value, a widget's user key,
+    None values, a keyless widget); it prints every key on which the one-key view and
+    ``filtered_state`` disagree, and how many keys it probed."""
+    import streamlit as st
+    from streamlit.runtime.state import get_session_state
+
+    from ui.server_tuning import _OneKeyView
+
+    st.session_state.setdefault("plain", 3)
+    st.session_state.setdefault("nothing", None)
+    st.slider("s", 0, 10, key="slider_key")
+    st.selectbox("b", ["a", "b"], key="box", index=None)
+    st.text_input("t", key="text")
+    st.number_input("n", key="num", value=None)
+    st.checkbox("keyless")
+    safe = get_session_state()
+    full = safe.filtered_state
+    view = _OneKeyView(safe)
+    probes = [*full, "missing", "$$STREAMLIT_INTERNAL_KEY_x", *safe._state._keys(), 7]
+    wrong = [k for k in probes if (k in view) != (k in full) or (k in full and view[k] != full[k])]
+    st.text(repr(wrong))
+    st.text(f"probed {len(probes)} held {sorted(view)} len {len(view)}")
+
+
+def test_a_widgets_one_key_view_answers_as_the_whole_filtered_state() -> None:
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(_compare_views_script).run()
+    assert at.text[0].value == "[]" and "probed" in at.text[1].value
+    assert "'box'" in at.text[1].value and "'nothing'" in at.text[1].value and "'plain'" in at.text[1].value
+    at.slider(key="slider_key").set_value(7)
+    at.selectbox(key="box").select("b")
+    at.text_input(key="text").input("hi")
+    at.number_input(key="num").set_value(5)
+    at.run()
+    assert at.text[0].value == "[]"
+    assert at.slider(key="slider_key").value == 7 and at.selectbox(key="box").value == "b"
+
+
+def _none_values_script() -> None:
+    import streamlit as st
+
+    from ui.server_tuning import one_key_widget_state
+
+    st.text(str(one_key_widget_state()))
+    if "num" not in st.session_state:
+        st.session_state["num"] = None
+        st.session_state["box"] = None
+    st.number_input("n", key="num", value=3)
+    st.selectbox("b", ["a", "b"], key="box")
+    st.text(f"{st.session_state['num']!r} {st.session_state['box']!r}")
+
+
+def test_patched_widgets_still_see_a_none_their_key_holds() -> None:
+    """The patched read decides what a number input or select shows when session state set its
+    key to None (empty, not its default): the same as Streamlit's own."""
+    from streamlit.elements.widgets import number_input, selectbox
+    from streamlit.testing.v1 import AppTest
+
+    from ui.server_tuning import one_key_widget_state
+
+    assert one_key_widget_state() and one_key_widget_state()  # idempotent
+    for module in (number_input, selectbox):
+        assert type(module.get_session_state).__name__ == "function" and getattr(module, "_token_journey_one_key_state")
+    at = AppTest.from_function(_none_values_script).run()
+    assert at.text[0].value == "True"
+    assert at.number_input(key="num").value is None and at.selectbox(key="box").value is None
+    assert at.text[1].value == "None None"
