@@ -11,7 +11,7 @@ from ui.diagram import DEFAULT_WORDS, PipelineValues, pipeline_dot
 from ui import nav
 from ui.i18n import t
 from ui.page import in_app_links, setup, view_query
-from ui.resources import get_model, run_prompt_or_stop
+from ui.resources import first_page_drawn, get_model, run_prompt_or_stop
 from ui.tokens import display_token
 
 ctx = setup("overview")
@@ -76,3 +76,5 @@ for column, (section, pages) in zip(columns, sections):
 
 st.subheader(t("overview.try_title"))
 st.markdown(t("overview.try_list"))
+
+first_page_drawn()  # the server held its start-up work back until this first Overview was drawn

@@ -527,6 +527,9 @@ class ModelRegistry:
         self._on_ready: list[Callable[[str, Any], None]] = []
         self._on_evict: list[Callable[[str], None]] = []
         self.evictable_bytes = evictable_bytes
+        # Called (on the precompute thread) before a model's precomputations start: the server
+        # holds them back while the first student's first page is drawn (``ui.resources``).
+        self.prepare_gate: Callable[[], None] | None = None
         self._resident: OrderedDict[str, int] = OrderedDict()  # loaded evictable models, LRU first: bytes
         self.evictions = 0
 
@@ -668,6 +671,9 @@ class ModelRegistry:
     def _prepare(self, name: str, entry: _Entry | None = None) -> None:
         """Every precomputation for ``name`` (each at most once), then the ready callbacks."""
         entry = entry or self._entry(name)
+        gate = self.prepare_gate
+        if gate is not None:
+            gate()
         with entry.prepare_lock:
             if entry.ready.is_set():
                 return

@@ -28,6 +28,7 @@ import gc
 import os
 import sys
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -672,6 +673,31 @@ def _install_post_run_gc() -> None:
         lighter_post_run_gc(every)
 
 
+HOLD_ENV_VAR = "TOKEN_JOURNEY_START_HOLD_S"
+START_HOLD_S = 4.0
+_FIRST_PAGE_DRAWN = threading.Event()
+
+
+def first_page_drawn() -> None:
+    """A script run finished drawing a page (the Overview calls it at its end): the background
+    work held back for the first student (see ``_hold_until_first_page``) may go on."""
+    _FIRST_PAGE_DRAWN.set()
+
+
+def _hold_until_first_page(deadline: float) -> None:
+    """Wait until the first page is drawn or ``deadline`` (``time.monotonic``) passes.
+
+    Everything the server does at start shares one interpreter lock: while the first model's
+    precomputations (PCA, neuron index, preset prompts' traces), the chart libraries' imports
+    and the second model ran, the server answered the first browser's static files and ran its
+    Overview in the gaps (its widgets' JavaScript took 0.3-0.5 s to arrive on loopback). Held
+    back until that Overview is drawn (at most ``TOKEN_JOURNEY_START_HOLD_S``, default 4 s):
+    Overview settled in Chromium 3.57 -> 3.14 s (median of 5, ``bench/cold_start.py --browser``).
+    A page that needs a table before then computes it itself (``ModelRegistry.derived``).
+    """
+    _FIRST_PAGE_DRAWN.wait(max(0.0, deadline - time.monotonic()))
+
+
 def start_background_load() -> None:
     """Load both built-ins (and run every precompute hook) on a daemon thread, once per process."""
     if _STARTED.is_set():
@@ -700,6 +726,10 @@ def start_background_load() -> None:
         start_worker(_trace_memory, "token-journey-tracemalloc", *schedule)
     if os.environ.get(BACKGROUND_ENV_VAR, "1") == "0":
         return
+    hold_s = float_from_env(HOLD_ENV_VAR, START_HOLD_S)
+    if hold_s > 0:
+        deadline = time.monotonic() + hold_s
+        _REGISTRY.prepare_gate = lambda: _hold_until_first_page(deadline)
 
     def load(name: str) -> None:
         try:

@@ -88,6 +88,24 @@ def test_precompute_runs_once_per_model_and_is_frozen() -> None:
         a["sum"][0] = 1.0
 
 
+def test_the_prepare_gate_holds_precomputations_but_not_a_page_that_asks() -> None:
+    """The server holds a model's precomputations back (``prepare_gate``) while the first page is
+    drawn; a page that needs a table meanwhile computes it itself, once."""
+    import threading
+
+    registry = ModelRegistry()
+    registry.register("m", lambda: 3)
+    gate = threading.Event()
+    runs: list[int] = []
+    registry.add_precompute("sq", lambda v: runs.append(v) or v * v)
+    registry.prepare_gate = lambda: gate.wait(10)
+    registry.get("m")
+    assert not registry.wait_ready("m", timeout=0.3) and runs == []  # held
+    assert registry.derived("m", "sq") == 9 and runs == [3]  # asked for: computed at once
+    gate.set()
+    assert registry.wait_ready("m", timeout=10) and runs == [3]  # the held run finds it done
+
+
 def test_derived_on_demand_and_missing_key() -> None:
     registry = ModelRegistry()
     registry.register("m", lambda: 3)

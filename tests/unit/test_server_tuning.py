@@ -374,3 +374,21 @@ def test_patched_widgets_still_see_a_none_their_key_holds() -> None:
     assert at.text[0].value == "True"
     assert at.number_input(key="num").value is None and at.selectbox(key="box").value is None
     assert at.text[1].value == "None None"
+
+
+def test_start_up_work_waits_for_the_first_page_or_its_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+
+    from ui import resources
+
+    monkeypatch.setattr(resources, "_FIRST_PAGE_DRAWN", threading.Event())
+    started = time.monotonic()
+    resources._hold_until_first_page(started + 0.3)  # nobody drew a page: the deadline ends it
+    assert 0.25 <= time.monotonic() - started < 5
+    threading.Timer(0.1, resources.first_page_drawn).start()
+    started = time.monotonic()
+    resources._hold_until_first_page(started + 30)  # the first page drawn ends it at once
+    assert time.monotonic() - started < 5
+    started = time.monotonic()
+    resources._hold_until_first_page(started + 30)  # and every later hold
+    assert time.monotonic() - started < 0.5
