@@ -714,6 +714,9 @@ def start_background_load() -> None:
         from ui.server_tuning import one_key_widget_state
 
         one_key_widget_state()  # a widget looks up its own key, not every key of the session
+    from ui.server_tuning import light_component_frame_check
+
+    light_component_frame_check()  # the Overview's picture does not import pandas (see there)
     _install_post_run_gc()
     try:  # TOKEN_JOURNEY_MEMLOG=60: the memory line above in the server log every 60 s
         memlog_s = float(os.environ.get(MEMLOG_ENV_VAR, "0") or 0)

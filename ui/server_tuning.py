@@ -339,3 +339,40 @@ def one_key_widget_state() -> bool:
         module.get_session_state = patched  # type: ignore[attr-defined]
         setattr(module, _ONE_KEY_FLAG, True)
     return True
+
+
+# --- a component's data, checked for data frames ------------------------------------------------
+
+_FRAME_CHECK_FLAG = "_token_journey_light_frame_check"
+
+
+def light_component_frame_check() -> bool:
+    """Let Streamlit's components (v2) skip its data-frame check for plain lists and dicts while
+    pandas is not imported (idempotent); False when this Streamlit has no such check.
+
+    Streamlit asks ``is_dataframe_like`` of every top-level value of a component's data, and that
+    imports pandas and pyarrow first: the Overview's journey picture made the first student's first
+    Overview import pandas (0.42 s of its 1.3 s run, cProfile), which nothing on that page uses. A
+    plain list is never one of the data-frame formats; a plain dict is one only when its first value
+    is a pandas Series, and none can exist before pandas is imported. Every other value, and every
+    dict once pandas is loaded, gets Streamlit's own check.
+    """
+    try:
+        from streamlit.components.v2.bidi_component import serialization
+    except ImportError:  # pragma: no cover - a Streamlit without components v2
+        return False
+    original = getattr(serialization, "is_dataframe_like", None)
+    if not callable(original):
+        return False
+    if getattr(original, _FRAME_CHECK_FLAG, False):
+        return True
+
+    def is_dataframe_like(obj: object) -> bool:
+        kind = type(obj)
+        if kind is list or (kind is dict and "pandas" not in sys.modules):
+            return False
+        return original(obj)
+
+    setattr(is_dataframe_like, _FRAME_CHECK_FLAG, True)
+    serialization.is_dataframe_like = is_dataframe_like  # type: ignore[attr-defined]
+    return True

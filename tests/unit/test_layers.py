@@ -46,3 +46,20 @@ def test_the_overview_starts_without_the_chart_libraries() -> None:
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
                             env=env)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_drawing_the_overview_does_not_import_the_chart_libraries() -> None:
+    """The Overview's first run, drawn (its journey picture, a components-v2 element whose data
+    Streamlit checks for data frames), leaves pandas, pyarrow and Altair unimported: the first
+    student does not wait ~0.4 s for them."""
+    code = (
+        "import sys; from streamlit.testing.v1 import AppTest; "
+        f"at = AppTest.from_file({str(ROOT / 'app.py')!r}, default_timeout=120).run(); "
+        "assert not at.exception, [e.value for e in at.exception]; "
+        "assert len(at.get('bidi_component')) or at.markdown, 'nothing drawn'; "
+        "bad = sorted({m.split('.')[0] for m in sys.modules if m.split('.')[0] in ('altair', 'pandas', 'pyarrow')}); "
+        "print(bad); sys.exit(1 if bad else 0)"
+    )
+    env = {**os.environ, "TOKEN_JOURNEY_BACKGROUND_LOAD": "0", "TOKEN_JOURNEY_DEVICE": "cpu"}
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, env=env, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr[-3000:]

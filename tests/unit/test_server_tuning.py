@@ -392,3 +392,18 @@ def test_start_up_work_waits_for_the_first_page_or_its_deadline(monkeypatch: pyt
     started = time.monotonic()
     resources._hold_until_first_page(started + 30)  # and every later hold
     assert time.monotonic() - started < 0.5
+
+
+def test_component_data_frames_are_still_found_once_pandas_is_loaded() -> None:
+    import pandas as pd
+    from streamlit.components.v2.bidi_component import serialization
+
+    assert server_tuning.light_component_frame_check() and server_tuning.light_component_frame_check()
+    blobs: dict[str, bytes] = {}
+    out = serialization._extract_dataframes_from_dict(
+        {"table": pd.DataFrame({"a": [1, 2]}), "columns": {"a": pd.Series([3, 4])}, "rows": [{"a": 1}],
+         "labels": {"x": "y"}, "n": 3}, blobs)
+    assert set(out["table"]) == {serialization.ARROW_REF_KEY}
+    assert set(out["columns"]) == {serialization.ARROW_REF_KEY}  # a mapping of Series: a frame too
+    assert out["rows"] == [{"a": 1}] and out["labels"] == {"x": "y"} and out["n"] == 3
+    assert len(blobs) == 2
