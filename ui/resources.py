@@ -678,10 +678,21 @@ START_HOLD_S = 4.0
 _FIRST_PAGE_DRAWN = threading.Event()
 
 
+START_GRACE_S = 1.0
+_GRACE_STARTED = threading.Event()
+
+
 def first_page_drawn() -> None:
     """A script run finished drawing a page (the Overview calls it at its end): the background
-    work held back for the first student (see ``_hold_until_first_page``) may go on."""
-    _FIRST_PAGE_DRAWN.set()
+    work held back for the first student (see ``_hold_until_first_page``) goes on ``START_GRACE_S``
+    later, once the browser has fetched that page's JavaScript (the picture's and the diagram's
+    modules, ~1 MB, requested after the script's messages arrive) and drawn it."""
+    if _FIRST_PAGE_DRAWN.is_set() or _GRACE_STARTED.is_set():
+        return
+    _GRACE_STARTED.set()
+    timer = threading.Timer(START_GRACE_S, _FIRST_PAGE_DRAWN.set)
+    timer.daemon = True
+    timer.start()
 
 
 def _hold_until_first_page(deadline: float) -> None:

@@ -382,13 +382,14 @@ def test_start_up_work_waits_for_the_first_page_or_its_deadline(monkeypatch: pyt
     from ui import resources
 
     monkeypatch.setattr(resources, "_FIRST_PAGE_DRAWN", threading.Event())
+    monkeypatch.setattr(resources, "_GRACE_STARTED", threading.Event())
     started = time.monotonic()
     resources._hold_until_first_page(started + 0.3)  # nobody drew a page: the deadline ends it
     assert 0.25 <= time.monotonic() - started < 5
     threading.Timer(0.1, resources.first_page_drawn).start()
     started = time.monotonic()
-    resources._hold_until_first_page(started + 30)  # the first page drawn ends it at once
-    assert time.monotonic() - started < 5
+    resources._hold_until_first_page(started + 30)  # the first page drawn ends it, after the grace
+    assert resources.START_GRACE_S <= time.monotonic() - started < 5
     started = time.monotonic()
     resources._hold_until_first_page(started + 30)  # and every later hold
     assert time.monotonic() - started < 0.5
