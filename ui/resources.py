@@ -674,11 +674,9 @@ def _install_post_run_gc() -> None:
 
 
 HOLD_ENV_VAR = "TOKEN_JOURNEY_START_HOLD_S"
-START_HOLD_S = 4.0
+START_HOLD_S = 4.0  # the longest the start-up work waits for the first page (0: it does not wait)
+START_GRACE_S = 1.0  # after that page's script ends: the browser fetches its JavaScript meanwhile
 _FIRST_PAGE_DRAWN = threading.Event()
-
-
-START_GRACE_S = 1.0
 _GRACE_STARTED = threading.Event()
 
 
@@ -703,7 +701,7 @@ def _hold_until_first_page(deadline: float) -> None:
     and the second model ran, the server answered the first browser's static files and ran its
     Overview in the gaps (its widgets' JavaScript took 0.3-0.5 s to arrive on loopback). Held
     back until that Overview is drawn (at most ``TOKEN_JOURNEY_START_HOLD_S``, default 4 s):
-    Overview settled in Chromium 3.57 -> 3.14 s (median of 5, ``bench/cold_start.py --browser``).
+    Overview interactive 2.69 -> 2.33 s (protocol), settled in Chromium ~0.4 s sooner (README).
     A page that needs a table before then computes it itself (``ModelRegistry.derived``).
     """
     _FIRST_PAGE_DRAWN.wait(max(0.0, deadline - time.monotonic()))
