@@ -7,10 +7,10 @@ import streamlit as st
 
 from ui.presenter import presenter_on
 from ui.components.journey import journey
-from ui.diagram import DEFAULT_WORDS, PipelineValues, pipeline_dot
+from ui.diagram import DEFAULT_WORDS, DIAGRAM_PX, PRESENTER_DIAGRAM_PX, PipelineValues, pipeline_svg
 from ui import nav
 from ui.i18n import t
-from ui.page import in_app_links, setup, view_query
+from ui.page import OVERVIEW_DIAGRAM_KEY, in_app_links, setup, view_query
 from ui.resources import first_page_drawn, get_model, run_prompt_or_stop
 from ui.tokens import display_token
 
@@ -59,8 +59,14 @@ kinds = {key: t(f"overview.kind.{key}") for key in (
 # itself carries the view (language, prompt, model, seed), so a new session starts from it.
 view = view_query("overview")
 links = {p.page_id: p.path.removeprefix("pages/").removesuffix(".py") + view for _, ps in nav.SECTIONS for p in ps}
-st.graphviz_chart(pipeline_dot(values, labels, links, words=words, kinds=kinds,
-                               font_size=15 if presenter_on() else 11), width="stretch")
+with st.container(key=OVERVIEW_DIAGRAM_KEY):  # laid out here: the browser only paints the SVG
+    # st.html would strip the SVG (its sanitiser keeps HTML only); every text in it is escaped.
+    # Presenter: larger letters that shrink little (scrolling sideways on a narrow projector).
+    presenting = presenter_on()
+    st.markdown(pipeline_svg(values, labels, links, words=words, kinds=kinds,
+                             font_size=PRESENTER_DIAGRAM_PX if presenting else DIAGRAM_PX,
+                             min_scale=0.95 if presenting else 0.75),
+                unsafe_allow_html=True)
 in_app_links()
 st.caption(t("overview.diagram_caption"))
 

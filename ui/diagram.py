@@ -1,15 +1,22 @@
-"""The Overview's pipeline diagram as Graphviz DOT (rendered by st.graphviz_chart, no CDN).
+"""The Overview's pipeline diagram, laid out here and sent as one SVG (no layout in the browser).
 
-Pure string building, so it is unit-tested without Streamlit. User text only ever enters
-a DOT *quoted string* through ``dot_quote``, which escapes it; Graphviz then writes it
-into the SVG as text, never as markup.
+The drawing is three fixed columns (input, one block, output) of six boxes each, so it is laid
+out in Python: the browser only paints it, with no Graphviz module to fetch and no layout to
+run on each new prompt (the Graphviz version cost ~0.35 s of a cold start and ~1 s of layout per
+prompt on a phone-class CPU). Pure string building, tested without Streamlit. Every text that
+reaches the SVG (the prompt, its tokens, translated labels) goes through ``html.escape``; the
+only attributes built from data are link targets, which come from our own page list.
+
+``dot_quote`` stays for the block pages' Graphviz drawings (``ui.block_diagram``).
 """
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
-
 MAX_SHOWN_TOKENS = 8
+DIAGRAM_PX = 13  # the boxes' text, in px at the drawing's own size
+PRESENTER_DIAGRAM_PX = 17
 MAX_SHOWN_CHARS = 40
 
 
@@ -59,18 +66,31 @@ DEFAULT_WORDS: dict[str, str] = {
 }
 
 
-def pipeline_dot(values: PipelineValues, labels: dict[str, str], links: dict[str, str],
-                 words: dict[str, str] | None = None, kinds: dict[str, str] | None = None,
-                 font_size: int = 11) -> str:
-    """Build the journey diagram; ``labels`` are translated node titles, ``links`` page URLs.
+NODE_KEYS: tuple[str, ...] = (
+    "text", "tokenizer", "ids", "embed", "pos", "add", "ln1", "attn", "resid1", "ln2", "mlp", "resid2",
+    "ln_final", "lm_head", "logits", "softmax", "sample", "append",
+)
+COLUMNS: tuple[tuple[str, ...], ...] = (NODE_KEYS[:6], NODE_KEYS[6:12], NODE_KEYS[12:])
 
-    Each node shows its title plus the live value for the prompt; nodes with a page of
-    their own link to it. ``words`` translates the small words inside values (see
-    ``DEFAULT_WORDS``), ``kinds`` the names of the positional/norm/MLP kinds (e.g.
-    "layernorm"); ``font_size`` is in points (presenter mode passes a larger one).
+FONT_FAMILY = "Noto Sans CJK SC, Noto Sans, sans-serif"
+BOX_FILL, LINK_FILL, BOX_LINE = "#eef3fb", "#dbe8ff", "#5b7bb5"
+EDGE, SOFT_TEXT, CLUSTER_LINE, INK = "#7a8aa8", "#7f8ca3", "#9aa7bf", "#1b1b1b"
 
-    With RoPE (``values.positional == "rope"``) nothing is added to the token vectors: the
-    position node feeds attention instead ("rotates q, k") and the add node says so.
+
+@dataclass(frozen=True)
+class DiagramNode:
+    title: str
+    value: str
+    page: str | None  # the page a click opens (only one that exists: see ``pipeline_svg``)
+
+
+def pipeline_nodes(values: PipelineValues, labels: dict[str, str], words: dict[str, str] | None = None,
+                   kinds: dict[str, str] | None = None) -> dict[str, DiagramNode]:
+    """Each box's translated title and live value for the prompt, and the page it belongs to.
+
+    ``words`` translates the small words inside values (see ``DEFAULT_WORDS``), ``kinds`` the
+    names of the positional/norm/MLP kinds (e.g. "layernorm"). With RoPE nothing is added to
+    the token vectors: the position box says it rotates q and k, and the sum box says so.
     """
     words = {**DEFAULT_WORDS, **(words or {})}
     kinds = kinds or {}
@@ -78,8 +98,7 @@ def pipeline_dot(values: PipelineValues, labels: dict[str, str], links: dict[str
     n = len(values.ids)
     tok = _list(list(values.tokens))
     ids = _list([str(i) for i in values.ids])
-    # (title, live value, page it links to)
-    nodes: dict[str, tuple[str, str, str | None]] = {
+    raw: dict[str, tuple[str, str, str | None]] = {
         "text": (labels["text"], _shorten(values.text), None),
         "tokenizer": (labels["tokenizer"], _shorten(tok, 60), "tokenization"),
         "ids": (labels["ids"], _shorten(ids, 60), "tokenization"),
@@ -102,56 +121,222 @@ def pipeline_dot(values: PipelineValues, labels: dict[str, str], links: dict[str
         "sample": (labels["sample"], f"→ {values.top_token}", "generation"),
         "append": (labels["append"], f"{n} → {n + 1}", "generation"),
     }
-    lines = [
-        "digraph journey {",
-        '  graph [rankdir=TB, newrank=true, bgcolor="transparent", nodesep=0.3, ranksep=0.25, fontname="Noto Sans CJK SC, sans-serif"];',
-        '  node [shape=box, style="rounded,filled", fillcolor="#eef3fb", color="#5b7bb5", fontname="Noto Sans CJK SC, sans-serif", fontsize=' + str(int(font_size)) + '];',
-        '  edge [color="#7a8aa8", fontcolor="#7f8ca3", fontname="Noto Sans CJK SC, sans-serif", fontsize='
-        + str(max(9, int(font_size) - 2)) + '];',
-        f"  graph [fontsize={int(font_size) + 1}];",
-    ]
+    return {key: DiagramNode(*raw[key]) for key in NODE_KEYS}
 
-    def node_line(key: str) -> str:
-        title, value, page = nodes[key]
-        # Two centred lines: DOT's own "\\n" escape joins the separately quoted parts.
-        label = dot_quote(title)[:-1] + "\\n" + dot_quote(value)[1:]
-        attrs = [f"label={label}"]
-        if page is not None and page in links:
-            attrs += [f"URL={dot_quote('./' + links[page])}", 'target="_self"', 'fillcolor="#dbe8ff"']
-        return f"  {key} [{', '.join(attrs)}];"
 
-    # Three columns — input, one block, output — each a vertical chain, so the whole
-    # journey fits on one screen. Cross-column edges do not constrain the layout.
-    columns = (
-        ("cluster_input", labels["text"] + " → " + labels["add"], ("text", "tokenizer", "ids", "embed", "pos", "add")),
-        ("cluster_block", labels["block"] + f" × {values.n_layer}", ("ln1", "attn", "resid1", "ln2", "mlp", "resid2")),
-        ("cluster_output", labels["ln_final"] + " → " + labels["append"],
-         ("ln_final", "lm_head", "logits", "softmax", "sample", "append")),
+def text_width(text: str, font_size: float) -> float:
+    """A generous estimate of the drawn width: wide (CJK) characters one em, others 0.62 em.
+
+    The SVG is laid out on the server, where the browser's font metrics are unknown; boxes are
+    sized from this estimate, which errs wide so that no label crosses its box.
+    """
+    wide = sum(1 for ch in text if unicodedata.east_asian_width(ch) in ("W", "F"))
+    return font_size * (wide + 0.62 * (len(text) - wide))
+
+
+def _esc(text: str) -> str:
+    """Text or attribute value for the SVG: every ASCII sign a numeric character reference.
+
+    The SVG reaches the page through Streamlit's Markdown (its HTML element strips SVG), which
+    still reads the text between tags as Markdown: ``*``, ``_``, `` ` ``, ``[``, ``$`` (LaTeX),
+    ``:`` (emoji and colour codes) would turn a prompt into markup. As references they are
+    plain characters to both Markdown and HTML. Letters, digits, spaces and non-ASCII stay.
+    """
+    return "".join(ch if ch.isalnum() or ch == " " or ord(ch) > 127 else f"&#{ord(ch)};" for ch in text)
+
+
+@dataclass(frozen=True)
+class _Box:
+    x: float
+    y: float
+    w: float
+    h: float
+
+    @property
+    def cx(self) -> float:
+        return self.x + self.w / 2
+
+    @property
+    def bottom(self) -> float:
+        return self.y + self.h
+
+    @property
+    def right(self) -> float:
+        return self.x + self.w
+
+    @property
+    def cy(self) -> float:
+        return self.y + self.h / 2
+
+
+def _arrow_head(x: float, y: float, dx: float, dy: float, size: float) -> str:
+    """A filled triangle whose tip is at (x, y), pointing along (dx, dy)."""
+    length = (dx * dx + dy * dy) ** 0.5 or 1.0
+    ux, uy = dx / length, dy / length
+    bx, by = x - ux * size, y - uy * size
+    px, py = -uy * size * 0.45, ux * size * 0.45
+    return (f'<polygon points="{x:.1f},{y:.1f} {bx + px:.1f},{by + py:.1f} {bx - px:.1f},{by - py:.1f}" '
+            f'fill="{EDGE}"/>')
+
+
+Point = tuple[float, float]
+
+
+def _route(points: list[Point], size: float, dashed: bool = False, label: str | None = None) -> str:
+    """An arrow along straight segments (rounded corners), its head at the last point.
+
+    ``label`` becomes the line's tooltip (hover text) as well as its accessible name.
+    """
+    radius = size * 0.8
+    d = f"M{points[0][0]:.1f},{points[0][1]:.1f}"
+    for (x0, y0), (x1, y1), (x2, y2) in zip(points, points[1:], points[2:]):
+        # Stop short of the corner, then curve into the next segment.
+        r_in = min(radius, abs(x1 - x0) / 2 + abs(y1 - y0) / 2)
+        r_out = min(radius, abs(x2 - x1) / 2 + abs(y2 - y1) / 2)
+        r = min(r_in, r_out)
+        ax, ay = x1 - _sign(x1 - x0) * r, y1 - _sign(y1 - y0) * r
+        bx, by = x1 + _sign(x2 - x1) * r, y1 + _sign(y2 - y1) * r
+        d += f" L{ax:.1f},{ay:.1f} Q{x1:.1f},{y1:.1f} {bx:.1f},{by:.1f}"
+    end, before = points[-1], points[-2]
+    d += f" L{end[0]:.1f},{end[1]:.1f}"
+    dash = f' stroke-dasharray="{size * 0.5:.1f},{size * 0.35:.1f}"' if dashed else ""
+    title = f"<title>{_esc(label)}</title>" if label else ""
+    return (f'<g>{title}<path d="{d}" fill="none" stroke="{EDGE}" stroke-width="1.2"{dash}/>'
+            + _arrow_head(end[0], end[1], end[0] - before[0], end[1] - before[1], size) + "</g>")
+
+
+def _sign(value: float) -> float:
+    return (value > 0) - (value < 0)
+
+
+def _lane_label(text: str, x: float, y: float, font_size: float) -> str:
+    """A label written downwards beside a vertical line (Chinese stays upright)."""
+    return (f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="middle" font-size="{font_size:.0f}" '
+            f'fill="{SOFT_TEXT}" style="writing-mode: vertical-rl">{_esc(text)}</text>')
+
+
+def pipeline_svg(values: PipelineValues, labels: dict[str, str], links: dict[str, str],
+                 words: dict[str, str] | None = None, kinds: dict[str, str] | None = None,
+                 font_size: int = DIAGRAM_PX, min_scale: float = 0.75) -> str:
+    """The journey diagram as SVG; ``labels`` are translated titles, ``links`` page -> URL.
+
+    Each box shows its title and the live value for the prompt; a box whose page exists (is in
+    ``links``) is a link to it (``ui.page.in_app_links`` keeps the click inside the session).
+    Solid arrows carry the vectors; dashed ones are the residual stream (and, with RoPE, the
+    rotation the position box applies to q and k). ``font_size`` is in px (presenter: larger).
+    The drawing fits its column but shrinks no further than ``min_scale`` of its own size (so
+    its text stays readable; a narrower column scrolls it sideways).
+    """
+    words = {**DEFAULT_WORDS, **(words or {})}
+    nodes = pipeline_nodes(values, labels, words, kinds)
+    rope = values.positional == "rope"
+    fs = float(font_size)
+    small = max(9.0, fs - 2)
+    line = fs * 1.35
+    pad = fs * 0.8
+    box_h = 2 * line + pad
+    gap_v = fs * 1.7  # between boxes of a column: room for an arrow
+    cluster_pad = fs * 0.9
+    title_h = fs * 1.9  # a column's title above its first box
+    margin = fs * 0.5
+    residual_w = fs * 3  # right of the block's boxes: the residual bracket and its label
+
+    cluster_titles = (
+        labels["text"] + " → " + labels["add"],
+        labels["block"] + f" × {values.n_layer}",
+        labels["ln_final"] + " → " + labels["append"],
     )
-    for name, title, keys in columns:
-        lines.append(f"  subgraph {name} {{")
-        lines.append(f"    label={dot_quote(title)};")
-        lines.append('    style="rounded,dashed"; color="#9aa7bf"; fontcolor="#7f8ca3"; fontname="Noto Sans CJK SC, sans-serif";')
-        lines.extend("  " + node_line(key) for key in keys)
-        lines.append("  }")
-    lines.append("  embed -> pos [style=invis];")  # pos sits under embed
-    if rope:  # RoPE adds nothing to the token vector: it rotates q and k inside attention
-        lines.append("  embed -> add;")
-        lines.append("  pos -> add [style=invis];")  # keep the column order of the learned layout
-        lines.append(f"  pos -> attn [style=dashed, constraint=false, label={dot_quote(words['rope_edge'])}];")
-    else:
-        lines.append("  embed -> add; pos -> add;")
-    lines.append("  ln1 -> attn -> resid1 -> ln2 -> mlp -> resid2;")
-    lines.append("  ln_final -> lm_head -> logits -> softmax -> sample -> append;")
-    lines.append("  text -> tokenizer -> ids -> embed;")
-    lines.append("  { rank=same; text; ln1; ln_final; }")
-    lines.append("  text -> ln1 -> ln_final [style=invis];")  # tops aligned, columns left to right
-    lines.append("  add -> ln1 [constraint=false];")
-    lines.append("  resid2 -> ln_final [constraint=false];")
-    residual = dot_quote(words["residual"])
-    lines.append(f"  add -> resid1 [style=dashed, constraint=false, label={residual}];")
-    lines.append(f"  resid1 -> resid2 [style=dashed, constraint=false, label={residual}];")
-    # No drawn loop edge from append back to text: it makes dot reorder the columns;
-    # the append node's label (n → n+1) and the caption say it instead.
-    lines.append("}")
-    return "\n".join(lines)
+    widths = []
+    for keys, title in zip(COLUMNS, cluster_titles):
+        longest = max(max(text_width(nodes[k].title, fs), text_width(nodes[k].value, fs)) for k in keys)
+        widths.append(max(longest + 2 * pad, fs * 9, text_width(title, fs + 1) + fs - 2 * cluster_pad))
+    # Gaps between the columns hold the cross-column arrows, each on a lane of its own.
+    gap_h = fs * 5.5
+    left_bracket = fs * 1.4  # column 1: the embedding -> sum arrow runs past the position box
+
+    boxes: dict[str, _Box] = {}
+    clusters: list[_Box] = []
+    x = margin
+    for column, (keys, width) in enumerate(zip(COLUMNS, widths)):
+        inner_left = x + cluster_pad + (left_bracket if column == 0 else 0)
+        right_extra = residual_w if column == 1 else 0
+        y = margin + title_h
+        for key in keys:
+            boxes[key] = _Box(inner_left, y, width, box_h)
+            y += box_h + gap_v
+        cluster_w = inner_left - x + width + cluster_pad + right_extra
+        clusters.append(_Box(x, margin, cluster_w, y - gap_v + cluster_pad - margin))
+        x += cluster_w + gap_h
+    total_w = x - gap_h + margin
+    total_h = clusters[0].bottom + margin
+
+    out: list[str] = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {total_w:.0f} {total_h:.0f}" '
+        f'width="100%" role="img" aria-label="{_esc(" → ".join(nodes[k].title for k in NODE_KEYS))}" '
+        f'font-family="{FONT_FAMILY}" style="max-width: {total_w:.0f}px; min-width: {total_w * min_scale:.0f}px; '
+        'height: auto; display: block;">'
+    ]
+    for cluster, title in zip(clusters, cluster_titles):
+        out.append(f'<rect x="{cluster.x:.1f}" y="{cluster.y:.1f}" width="{cluster.w:.1f}" height="{cluster.h:.1f}" '
+                   f'rx="{fs * 0.6:.1f}" fill="none" stroke="{CLUSTER_LINE}" stroke-dasharray="5,4"/>')
+        out.append(f'<text x="{cluster.cx:.1f}" y="{cluster.y + fs * 1.35:.1f}" text-anchor="middle" '
+                   f'font-size="{fs + 1:.0f}" fill="{SOFT_TEXT}">{_esc(title)}</text>')
+
+    head = fs * 0.75
+    edges: list[str] = []
+    for keys in COLUMNS:
+        for a, b in zip(keys, keys[1:]):
+            if (a, b) == ("embed", "pos"):
+                continue  # the position vectors are not computed from the token vectors
+            if (a, b) == ("pos", "add") and rope:
+                continue  # RoPE adds nothing to the sum
+            edges.append(_route([(boxes[a].cx, boxes[a].bottom), (boxes[b].cx, boxes[b].y)], head))
+    embed, pos, add = boxes["embed"], boxes["pos"], boxes["add"]
+    ln1, attn, resid1, resid2, ln_final = (boxes[k] for k in ("ln1", "attn", "resid1", "resid2", "ln_final"))
+    # Token vectors -> sum: a bracket left of the position box.
+    side = embed.x - left_bracket * 0.6
+    edges.append(_route([(embed.x, embed.cy), (side, embed.cy), (side, add.cy), (add.x, add.cy)], head))
+    # Lanes in the first gap, left to right: RoPE's rotation, the flow into the block, the
+    # residual. The flow leaves the sum above the residual, so the two never cross; RoPE's
+    # arrow crosses the flow once, at the attention box's height.
+    gap_left = clusters[0].right
+    rope_lane, flow_lane, residual_lane = (gap_left + gap_h * f for f in (0.2, 0.45, 0.7))
+    low, high = add.cy + add.h * 0.22, add.cy - add.h * 0.22
+    edges.append(_route([(add.right, high), (flow_lane, high), (flow_lane, ln1.cy), (ln1.x, ln1.cy)], head))
+    edges.append(_route([(add.right, low), (residual_lane, low), (residual_lane, resid1.cy), (resid1.x, resid1.cy)],
+                        head, dashed=True, label=words["residual"]))
+    edges.append(_lane_label(words["residual"], residual_lane + small * 0.8, (low + resid1.cy) / 2, small))
+    if rope:  # the position box rotates q and k inside attention
+        edges.append(_route([(pos.right, pos.cy), (rope_lane, pos.cy), (rope_lane, attn.cy), (attn.x, attn.cy)],
+                            head, dashed=True, label=words["rope_edge"]))
+    # The residual past the MLP: a bracket right of the block's boxes; the flow to the final
+    # norm leaves below where it arrives.
+    bracket = resid1.right + residual_w * 0.4
+    arrive = resid2.cy - resid2.h * 0.22
+    edges.append(_route([(resid1.right, resid1.cy), (bracket, resid1.cy), (bracket, arrive), (resid2.right, arrive)],
+                        head, dashed=True, label=words["residual"]))
+    edges.append(_lane_label(words["residual"], bracket + small * 0.8, (resid1.cy + arrive) / 2, small))
+    leave = resid2.cy + resid2.h * 0.22
+    out_lane = clusters[1].right + gap_h * 0.5
+    edges.append(_route([(resid2.right, leave), (out_lane, leave), (out_lane, ln_final.cy), (ln_final.x, ln_final.cy)],
+                        head))
+    out.extend(edges)
+
+    for key in NODE_KEYS:
+        node, box = nodes[key], boxes[key]
+        linked = node.page is not None and node.page in links
+        parts = [
+            f'<rect x="{box.x:.1f}" y="{box.y:.1f}" width="{box.w:.1f}" height="{box.h:.1f}" rx="{fs * 0.45:.1f}" '
+            f'fill="{LINK_FILL if linked else BOX_FILL}" stroke="{BOX_LINE}"/>',
+            f'<text x="{box.cx:.1f}" y="{box.y + pad / 2 + line * 0.78:.1f}" text-anchor="middle" '
+            f'font-size="{fs:.0f}" fill="{INK}">{_esc(node.title)}</text>',
+            f'<text x="{box.cx:.1f}" y="{box.y + pad / 2 + line * 1.78:.1f}" text-anchor="middle" '
+            f'font-size="{fs:.0f}" fill="{INK}">{_esc(node.value)}</text>',
+        ]
+        if linked:
+            target = _esc("./" + links[node.page])
+            out.append(f'<a href="{target}" target="_self" data-page="{_esc(node.page)}" style="text-decoration: none">' + "".join(parts) + "</a>")
+        else:
+            out.append("<g>" + "".join(parts) + "</g>")
+    out.append("</svg>")
+    return "".join(out)

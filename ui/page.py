@@ -46,7 +46,7 @@ def setup(page_id: str) -> PageContext:
         st.divider()
         _controls()
         _link(page_id)
-    _layout_css(page_id)
+    _layout_css()
     state.show_notes()
     state.sync_url()
     from ui.resources import require_model_or_stop  # a teacher's checkpoint: load it or say why not
@@ -61,8 +61,8 @@ def setup(page_id: str) -> PageContext:
     )
 
 
-# Static CSS (no user text ever enters it). Phones: the Overview diagram keeps a readable
-# size and scrolls sideways instead of shrinking its text to ~7 px. Chinese: Streamlit's file
+# Static CSS (no user text ever enters it). Phones: the drawings keep a readable
+# size and scroll sideways instead of shrinking their text to ~7 px. Chinese: Streamlit's file
 # uploader has English text built in ("Drag and drop…", "… per file", "Upload"); it is
 # hidden and the page says the limit itself (the button keeps only its icon).
 _PHONE_CSS = """
@@ -72,6 +72,9 @@ _PHONE_CSS = """
 [data-testid="stVegaLiteChart"] { overflow-x: auto; max-width: 100%; }
 /* A drawing fitted to the column keeps its own proportions (no empty band under it). */
 [data-testid="stGraphVizChart"] svg { height: auto; }
+/* The Overview diagram (an SVG laid out on the server) has a smallest width of its own
+   (ui.diagram.pipeline_svg): a narrower column scrolls it sideways. */
+.st-key-overview_diagram [data-testid="stMarkdownContainer"] { overflow-x: auto; }
 /* A long link to another station wraps instead of being cut at a phone's edge. */
 [data-testid="stMain"] [data-testid="stPageLink-NavLink"] span,
 [data-testid="stMain"] [data-testid="stPageLink-NavLink"] p { white-space: normal; overflow: visible; text-overflow: clip; }
@@ -87,20 +90,8 @@ _ZH_UPLOADER_CSS = """
 """
 
 
-# Presenter mode: the diagram's larger letters made it wider, so fitted to the column it came
-# out *smaller* than without (≈11 px). It keeps a width at which its text is ≈16 px and scrolls
-# sideways if the column is narrower (with the sidebar closed, a 1366 px projector fits it).
-_PRESENTER_CSS = """
-[data-testid="stGraphVizChart"] { overflow-x: auto; }
-[data-testid="stGraphVizChart"] > div, [data-testid="stGraphVizChart"] svg { min-width: 1240px; height: auto; }
-"""
-
-
-def _layout_css(page_id: str) -> None:
-    from ui.presenter import presenter_on
-
+def _layout_css() -> None:
     css = _PHONE_CSS + (_ZH_UPLOADER_CSS if state.get(state.LANG) == "zh" else "")
-    css += _PRESENTER_CSS if presenter_on() and page_id == "overview" else ""
     st.html(f"<style>{css}</style>")
 
 
@@ -146,7 +137,7 @@ _IN_APP_LINKS_JS = r"""
   // This frame's functions stop running when the frame goes (another page): replace the old one.
   if (doc.__tokenJourneyDiagramLinks) doc.removeEventListener("click", doc.__tokenJourneyDiagramLinks, true);
   doc.__tokenJourneyDiagramLinks = function (event) {
-    const box = event.target.closest && event.target.closest('[data-testid="stGraphVizChart"] a');
+    const box = event.target.closest && event.target.closest(".st-key-overview_diagram a");
     if (!box) return;
     const href = box.getAttribute("href") || box.getAttribute("xlink:href") || "";
     const page = href.replace(/^\.\//, "").split("?")[0].split("#")[0];
@@ -166,6 +157,9 @@ _IN_APP_LINKS_JS = r"""
 })();
 </script>
 """
+
+
+OVERVIEW_DIAGRAM_KEY = "overview_diagram"  # its container's class (st-key-…) is named in the CSS and JS above
 
 
 def in_app_links() -> None:

@@ -85,3 +85,18 @@ def assert_clean(at: AppTest) -> None:
 @pytest.fixture(params=LANGS)
 def lang(request: pytest.FixtureRequest) -> str:
     return request.param
+
+
+def overview_svg(at: AppTest) -> str:
+    """The Overview's pipeline diagram (an SVG sent through Markdown); fails if it is missing."""
+    drawings = [m.value for m in at.markdown if m.value.startswith("<svg")]
+    assert len(drawings) == 1, "the pipeline diagram is missing"
+    return drawings[0]
+
+
+def overview_svg_texts(at: AppTest) -> list[str]:
+    """Every text the Overview diagram shows, as a browser reads it (character references decoded)."""
+    import xml.etree.ElementTree as ET
+
+    root = ET.fromstring(overview_svg(at))
+    return ["".join(el.itertext()) for el in root.iter("{http://www.w3.org/2000/svg}text")]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from typing import Any
 
@@ -109,6 +110,8 @@ def visible_text(at: Any) -> Iterator[tuple[str, str]]:
     """(where, text) for everything a student reads on the page."""
     for kind in ("title", "header", "subheader", "markdown", "caption", "info", "warning", "error", "success"):
         for el in getattr(at, kind):
+            if kind == "markdown" and str(el.value).startswith("<svg"):
+                continue  # the Overview diagram: its texts are read below, not its markup
             yield kind, str(el.value)
     for el in at.metric:
         yield "metric", f"{el.label} {el.value}"
@@ -142,6 +145,13 @@ def visible_text(at: Any) -> Iterator[tuple[str, str]]:
         spec = el.proto.spec
         for label in re.findall(r'label="((?:[^"\\]|\\.)*)"', spec):
             yield "diagram", label
+    for el in at.markdown:
+        if el.value.startswith("<svg"):  # the Overview diagram: its texts and its lines' tooltips
+            root = ET.fromstring(el.value)
+            for tag in ("text", "title"):
+                for node in root.iter("{http://www.w3.org/2000/svg}" + tag):
+                    yield "diagram", "".join(node.itertext())
+            yield "diagram", root.get("aria-label")
 
 
 def english_words(text: str, allowed: set[str]) -> list[str]:

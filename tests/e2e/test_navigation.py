@@ -19,7 +19,7 @@ def test_visit_every_page_in_both_languages(page: Page, app_url: str, screenshot
     page.goto(app_url)
     wait_for_app(page)
     assert_no_error(page)
-    expect(page.locator('[data-testid="stGraphVizChart"] svg').first).to_be_visible(timeout=30_000)
+    expect(page.locator(".st-key-overview_diagram svg").first).to_be_visible(timeout=30_000)
     for lang in ("en", "zh"):
         if lang == "zh":
             # Switch language through the sidebar select box, like a student would.

@@ -84,8 +84,8 @@ def test_diagram_boxes_keep_the_session(page: Page, app_url: str) -> None:
     wait_for_app(page)
     _set_prompt(page, PROMPT)
     _pick(page, "w_model", "modern")
-    expect(page.locator('[data-testid="stGraphVizChart"] svg').first).to_be_visible(timeout=30_000)
-    boxes = page.locator('[data-testid="stGraphVizChart"] svg a')
+    expect(page.locator(".st-key-overview_diagram svg").first).to_be_visible(timeout=30_000)
+    boxes = page.locator(".st-key-overview_diagram svg a")
     count = boxes.count()
     assert count >= 8, count
     for i in range(count):
@@ -100,7 +100,7 @@ def test_diagram_boxes_keep_the_session(page: Page, app_url: str) -> None:
         assert page.locator(f"{SIDEBAR} .st-key-w_prompt textarea").input_value() == PROMPT
         assert "modern" in _selected(page, "w_model")
         _go(page, "overview")
-        boxes = page.locator('[data-testid="stGraphVizChart"] svg a')
+        boxes = page.locator(".st-key-overview_diagram svg a")
         expect(boxes.first).to_be_visible(timeout=30_000)
 
 

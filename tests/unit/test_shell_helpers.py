@@ -5,7 +5,11 @@ from __future__ import annotations
 import pytest
 
 from core.prompt import MAX_PROMPT_CHARS, PromptProblem, clean_prompt
-from ui.diagram import PipelineValues, dot_quote, pipeline_dot
+import html
+import re
+import xml.etree.ElementTree as ET
+
+from ui.diagram import PipelineValues, dot_quote, pipeline_svg, text_width
 from ui.tokens import display_token
 
 
@@ -45,25 +49,51 @@ def _values(text: str) -> PipelineValues:
                           norm="layernorm", mlp="gelu", top_token="巴黎", top_prob=0.93)
 
 
-def test_pipeline_dot_has_every_stage_and_live_values() -> None:
-    labels = {k: k.upper() for k in ("text", "tokenizer", "ids", "embed", "pos", "add", "block", "ln1",
-                                     "attn", "resid1", "ln2", "mlp", "resid2", "ln_final", "lm_head",
-                                     "logits", "softmax", "sample", "append")}
-    dot = pipeline_dot(_values("法国的"), labels, {"tokenization": "tokenization"})
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def _texts(svg: str) -> list[str]:
+    """Every text the drawing shows (boxes, column titles, lane labels), as a browser reads it."""
+    root = ET.fromstring(svg)  # well-formed XML, or this fails
+    return ["".join(el.itertext()) for el in root.iter(SVG + "text")]
+
+
+def _boxes(svg: str) -> dict[str, tuple[str, str]]:
+    """Linked boxes: data-page -> (href, fill)."""
+    root = ET.fromstring(svg)
+    return {a.get("data-page"): (a.get("href"), a.find(SVG + "rect").get("fill")) for a in root.iter(SVG + "a")}
+
+
+def test_pipeline_svg_has_every_stage_and_live_values() -> None:
+    labels = _labels()
+    svg = pipeline_svg(_values("法国的"), labels, {"tokenization": "tokenization"})
+    texts = _texts(svg)
     for key in labels:
-        assert labels[key] in dot
-    assert "巴黎" in dot and "p=0.93" in dot
-    assert "2 × 128" in dot and "BLOCK × 4" in dot
-    assert 'URL="./tokenization"' in dot
-    assert "embeddings" not in dot  # no link to a page that does not exist
+        if key not in ("add_rope", "block"):
+            assert labels[key] in texts, key
+    assert "BLOCK × 4" in texts  # the block column's title says how many layers
+    assert "top: 巴黎  p=0.93" in texts and "→ 巴黎" in texts
+    assert "2 × 128" in texts and "2 × 128  (vocab 3000)" in texts
+    assert "[法国, 的]" in texts and "[5, 6]" in texts
+    # Only pages that exist are links (both tokenizer boxes); the rest are plain boxes.
+    root = ET.fromstring(svg)
+    links = [a.get("href") for a in root.iter(SVG + "a")]
+    assert links == ["./tokenization", "./tokenization"]
 
 
-def test_pipeline_dot_cannot_be_broken_by_user_text() -> None:
-    labels = {k: k for k in ("text", "tokenizer", "ids", "embed", "pos", "add", "block", "ln1",
-                             "attn", "resid1", "ln2", "mlp", "resid2", "ln_final", "lm_head",
-                             "logits", "softmax", "sample", "append")}
-    dot = pipeline_dot(_values('"]; evil [label="x'), labels, {})
-    assert '\\"]; evil [label=\\"x' in dot
+def test_pipeline_svg_cannot_be_broken_by_user_text() -> None:
+    # HTML, SVG, Markdown, LaTeX and Streamlit's emoji/colour codes: all must stay plain text.
+    hostile = '"><script>alert(1)</script><a href="x">*b* _i_ `c` [l](u) $x^2$ :smile: :red[r] \\ &amp;'
+    svg = pipeline_svg(_values(hostile), _labels(), {"tokenization": "tokenization?prompt=%3Cb%3E&lang=zh"})
+    texts = _texts(svg)
+    assert hostile[:39] + "…" in texts  # shown (shortened) exactly as typed
+    root = ET.fromstring(svg)
+    assert not list(root.iter("script")) and not list(root.iter(SVG + "script"))
+    assert [a.get("href") for a in root.iter(SVG + "a")][0] == "./tokenization?prompt=%3Cb%3E&lang=zh"
+    # Between the tags no Markdown or LaTeX sign is left as itself (Streamlit's Markdown reads it).
+    between = " ".join(re.findall(r">([^<]*)<", svg))
+    for sign in "*_`[]$:\\<>\"'":
+        assert sign not in between, sign
 
 
 def _labels() -> dict[str, str]:
@@ -72,23 +102,59 @@ def _labels() -> dict[str, str]:
                                    "logits", "softmax", "sample", "append", "add_rope")}
 
 
+def _dashed_titles(svg: str) -> list[str]:
+    root = ET.fromstring(svg)
+    return [g.find(SVG + "title").text for g in root.iter(SVG + "g")
+            if g.find(SVG + "path") is not None and g.find(SVG + "path").get("stroke-dasharray")]
+
+
+def _arrows(svg: str) -> int:
+    return sum(1 for _ in ET.fromstring(svg).iter(SVG + "path"))
+
+
 def test_rope_overview_rotates_q_k_and_adds_nothing() -> None:
     import dataclasses
 
     rope = dataclasses.replace(_values("法国的"), positional="rope", norm="rmsnorm", mlp="swiglu")
-    dot = pipeline_dot(rope, _labels(), {})
-    assert "pos -> add;" not in dot and "pos -> add [style=invis]" in dot  # nothing flows into the sum
-    assert 'pos -> attn [style=dashed, constraint=false, label="rotates q, k"]' in dot
-    assert "RoPE: rotates q, k in attention" in dot and "ADD_ROPE" in dot and "(nothing added)" in dot
-    learned = pipeline_dot(_values("法国的"), _labels(), {})
-    assert "pos -> add;" in learned and "pos -> attn" not in learned and "ADD_ROPE" not in learned
+    svg = pipeline_svg(rope, _labels(), {})
+    texts = _texts(svg)
+    assert "RoPE: rotates q, k in attention" in texts and "ADD_ROPE" in texts and "2 × 128  (nothing added)" in texts
+    assert _dashed_titles(svg) == ["residual", "rotates q, k", "residual"]
+    learned = pipeline_svg(_values("法国的"), _labels(), {})
+    assert _dashed_titles(learned) == ["residual", "residual"] and "ADD_ROPE" not in _texts(learned)
+    # Learned: 14 arrows down the columns (embed -> pos is none), embed -> add, 2 across, 2 residual.
+    # RoPE: position -> sum is gone, position -> attention is there.
+    assert _arrows(learned) == 19 and _arrows(svg) == 19
 
 
-def test_pipeline_dot_translates_small_words_and_kinds() -> None:
+def test_pipeline_svg_translates_small_words_and_kinds() -> None:
     words = {"heads": "个头", "vocab": "词表", "residual": "残差", "top": "最高"}
     kinds = {"sinusoidal": "正弦位置编码", "layernorm": "层归一化", "gelu": "GELU 激活"}
-    dot = pipeline_dot(_values("法国的"), _labels(), {}, words=words, kinds=kinds, font_size=15)
-    for english in ("heads", "vocab", "residual", "top:", "sinusoidal", "layernorm", '"gelu'):
-        assert english not in dot
-    assert "4 个头" in dot and "正弦位置编码: 2 × 128" in dot and 'label="残差"' in dot
-    assert "fontsize=15" in dot
+    svg = pipeline_svg(_values("法国的"), _labels(), {}, words=words, kinds=kinds, font_size=17)
+    texts = " ".join(_texts(svg))
+    for english in ("heads", "vocab", "residual", "top:", "sinusoidal", "layernorm", "gelu"):
+        assert english not in texts and english not in svg.split(">", 1)[1], english
+    assert "4 个头" in texts and "正弦位置编码: 2 × 128" in texts and texts.count("残差") == 2
+    assert 'font-size="17"' in svg
+
+
+def test_pipeline_svg_boxes_are_wide_enough_for_their_text() -> None:
+    # The browser's fonts are unknown here: each box is sized from a generous estimate, which
+    # must hold for the widest line in the box (Chinese counts one em per character).
+    svg = pipeline_svg(_values("一二三四五六七八九十一二三四五六七八九十一二三四五六七八九十"), _labels(), {})
+    root = ET.fromstring(svg)
+    for group in [*root.iter(SVG + "a"), *root.iter(SVG + "g")]:
+        rect = group.find(SVG + "rect")
+        if rect is None:
+            continue
+        for text in group.findall(SVG + "text"):
+            size = float(text.get("font-size"))
+            assert text_width(text.text, size) <= float(rect.get("width")), text.text
+    assert text_width("一二", 10) == 20 and text_width("ab", 10) == 12.4
+
+
+def test_pipeline_svg_keeps_a_smallest_width() -> None:
+    svg = pipeline_svg(_values("法国的"), _labels(), {}, min_scale=0.75)
+    view_w = float(ET.fromstring(svg).get("viewBox").split()[2])
+    style = dict(part.split(": ") for part in ET.fromstring(svg).get("style").rstrip(";").split("; "))
+    assert style["max-width"] == f"{view_w:.0f}px" and style["min-width"] == f"{view_w * 0.75:.0f}px"
