@@ -13,7 +13,7 @@ the last websocket message of the rerun arrived: "server" is that time (script, 
 serialisation and transport), "browser" the drawing after it (React, Vega/Plotly, layout).
 
 Interactions: the logits temperature slider, the BPE merge slider (Tokenization), the
-Multi-head head select.
+Multi-head head select, a new prompt on the Overview (its diagram; Graphviz or SVG).
 
 Run:  .venv/bin/python bench/browser_latency.py [--repeats 8] [--configs before=/tmp/before,freeze]
 """
@@ -47,7 +47,8 @@ INIT_SCRIPT = """
   Object.assign(window.WebSocket, NativeSocket);
   const inChart = (node) => {
     const el = node && (node.nodeType === 1 ? node : node.parentElement);
-    return !!(el && el.closest && el.closest('[data-testid="stVegaLiteChart"], [data-testid="stPlotlyChart"], .js-plotly-plot, .vega-embed'));
+    return !!(el && el.closest && el.closest('[data-testid="stVegaLiteChart"], [data-testid="stPlotlyChart"], .js-plotly-plot, .vega-embed, '
+      + '.st-key-overview_diagram, [data-testid="stGraphVizChart"]'));
   };
   const note = () => { tj.last = performance.now(); };
   const start = () => new MutationObserver((records) => {
@@ -75,7 +76,7 @@ INIT_SCRIPT = """
 class Interaction:
     name: str
     path: str  # the page's url path
-    kind: str  # "slider" (keyboard arrows on its thumb) or "select" (pick another option)
+    kind: str  # "slider" (keyboard arrows on its thumb), "select" (another option), "prompt" (sidebar)
     label: str  # the widget's visible label (English)
 
 
@@ -83,7 +84,12 @@ INTERACTIONS = (
     Interaction("logits: temperature slider", "logits_sampling", "slider", "Temperature T"),
     Interaction("tokenization: BPE merge slider", "tokenization", "slider", "Merges applied"),
     Interaction("multi-head: head select", "multi_head_attention", "select", "Head"),
+    # A new prompt typed in the sidebar (Ctrl+Enter): the Overview's diagram shows its tokens.
+    Interaction("overview: new prompt", "", "prompt", "Prompt"),
 )
+PROMPTS = ("The capital of Japan is", "The cat sat on the", "法国的首都是", "Water boils at", "我喜欢吃苹果")
+CHARTS = ('[data-testid="stVegaLiteChart"], [data-testid="stPlotlyChart"], .st-key-overview_diagram svg, '
+          '[data-testid="stGraphVizChart"] svg')
 
 
 def wait_idle(page, quiet_ms: float, timeout_s: float = 30) -> None:
@@ -102,7 +108,7 @@ def measure_one(page, interaction: Interaction, repeats: int, quiet_ms: float,
                 base: str) -> list[tuple[float, float]]:
     """(drawn, last message) in ms after the move, for each counted move."""
     page.goto(f"{base}/{interaction.path}", wait_until="domcontentloaded")
-    page.wait_for_selector('[data-testid="stVegaLiteChart"], [data-testid="stPlotlyChart"]', timeout=90_000)
+    page.wait_for_selector(CHARTS, timeout=90_000)
     wait_idle(page, quiet_ms * 2, timeout_s=90)
     times = []
     for i in range(repeats + 1):  # the first move warms the browser's caches; not counted
@@ -113,6 +119,11 @@ def measure_one(page, interaction: Interaction, repeats: int, quiet_ms: float,
             slider.focus()
             page.evaluate("window.__tj.moved = performance.now(); window.__tj.last = 0; window.__tj.message = 0")
             slider.press("ArrowRight" if i % 2 == 0 else "ArrowLeft")
+        elif interaction.kind == "prompt":
+            box = page.locator('[data-testid="stSidebar"] .st-key-w_prompt textarea')
+            box.fill(f"{PROMPTS[i % len(PROMPTS)]} {i}")  # always a new prompt: nothing cached
+            page.evaluate("window.__tj.moved = performance.now(); window.__tj.last = 0; window.__tj.message = 0")
+            box.press("Control+Enter")
         else:
             box = page.locator('[data-testid="stMain"] [data-testid="stSelectbox"]').filter(
                 has=page.get_by_text(interaction.label, exact=True)).first
