@@ -13,7 +13,8 @@ the last websocket message of the rerun arrived: "server" is that time (script, 
 serialisation and transport), "browser" the drawing after it (React, Vega/Plotly, layout).
 
 Interactions: the logits temperature slider, the BPE merge slider (Tokenization), the
-Multi-head head select, a new prompt on the Overview (its diagram; Graphviz or SVG).
+Multi-head head select, the Transformer block's layer select (its drawing and charts), a new
+prompt on the Overview (its diagram; Graphviz or SVG).
 
 Run:  .venv/bin/python bench/browser_latency.py [--repeats 8] [--configs before=/tmp/before,freeze]
 """
@@ -84,6 +85,7 @@ INTERACTIONS = (
     Interaction("logits: temperature slider", "logits_sampling", "slider", "Temperature T"),
     Interaction("tokenization: BPE merge slider", "tokenization", "slider", "Merges applied"),
     Interaction("multi-head: head select", "multi_head_attention", "select", "Head"),
+    Interaction("block: layer select", "transformer_block", "select", "Layer"),
     # A new prompt typed in the sidebar (Ctrl+Enter): the Overview's diagram shows its tokens.
     Interaction("overview: new prompt", "", "prompt", "Prompt"),
 )

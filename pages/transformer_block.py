@@ -17,7 +17,7 @@ import ui.charts.block as charts
 from core import block, names
 from core.model import Ablation
 from core.param_count import TEXTBOOK_MOE, count_parameters, spec_from_config
-from ui.block_diagram import DEFAULT_FONT_PT, PRESENTER_FONT_PT, layer_dot, pre_post_dot
+from ui.block_diagram import DEFAULT_FONT_PX, PRESENTER_FONT_PX, layer_svg, pre_post_svg
 from ui.charts.common import presenter_on, vega
 from ui.charts.output import token_labels
 from ui import state
@@ -184,15 +184,13 @@ def layer_part() -> tuple[int, int]:
     }
     diagram_labels = {k: t(f"transformer_block.layer.node.{k}", layer=layer) for k in shapes} | {
         "skip": t("transformer_block.layer.skip")}
-    # The shell widens diagrams to 760 px on phones (for the Overview's wide journey); these small
-    # vertical ones fit a phone as they are. Static CSS, no user text.
-    st.html("<style>[class*='st-key-tb_diagrams'] [data-testid='stGraphVizChart'] > div, "
-            "[class*='st-key-tb_diagrams'] [data-testid='stGraphVizChart'] svg { min-width: 0 !important; }</style>")
     drawing, words = st.columns([1, 1] if presenting else [2, 3])  # side by side on a wide screen, stacked on a phone
     drawing = drawing.container(key="tb_diagrams")
-    drawing.graphviz_chart(layer_dot(diagram_labels, shapes, ANCHORS, vertical=True,
-                                     font_size=PRESENTER_FONT_PT if presenting else DEFAULT_FONT_PT),
-                           width=560 if presenting else 300)
+    # An SVG laid out on the server (sent through Markdown: Streamlit's HTML element strips SVG);
+    # only our own translated labels and shapes are in it, escaped all the same.
+    drawing.markdown(layer_svg(diagram_labels, shapes, ANCHORS,
+                               font_size=PRESENTER_FONT_PX if presenting else DEFAULT_FONT_PX),
+                     unsafe_allow_html=True)
     words.caption(t("transformer_block.layer.caption", layer=layer, n=n, d=cfg.d_model, d_mlp=cfg.d_mlp, norm=norm_name,
                     mlp=mlp_name))
     return layer, position
@@ -430,10 +428,12 @@ ln_labels = {"sublayer": t("transformer_block.norm.prepost.sublayer"), "norm": n
 pp = st.container(key="tb_diagrams_ln").columns(2)
 with pp[0]:
     st.markdown(t("transformer_block.norm.prepost.pre"))
-    st.graphviz_chart(pre_post_dot("pre", ln_labels, font_size=PRESENTER_FONT_PT if presenting else DEFAULT_FONT_PT))
+    st.markdown(pre_post_svg("pre", ln_labels, font_size=PRESENTER_FONT_PX if presenting else DEFAULT_FONT_PX),
+                unsafe_allow_html=True)
 with pp[1]:
     st.markdown(t("transformer_block.norm.prepost.post"))
-    st.graphviz_chart(pre_post_dot("post", ln_labels, font_size=PRESENTER_FONT_PT if presenting else DEFAULT_FONT_PT))
+    st.markdown(pre_post_svg("post", ln_labels, font_size=PRESENTER_FONT_PX if presenting else DEFAULT_FONT_PX),
+                unsafe_allow_html=True)
 st.markdown(t("transformer_block.norm.prepost.explain"))
 
 # --- 5. FFN -------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""The Overview's pipeline diagram, laid out here and sent as one SVG (no layout in the browser).
+"""The Overview's pipeline diagram and the block drawings, laid out here and sent as SVG.
 
 The drawing is three fixed columns (input, one block, output) of six boxes each, so it is laid
 out in Python: the browser only paints it, with no Graphviz module to fetch and no layout to
@@ -7,7 +7,7 @@ prompt on a phone-class CPU). Pure string building, tested without Streamlit. Ev
 reaches the SVG (the prompt, its tokens, translated labels) goes through ``html.escape``; the
 only attributes built from data are link targets, which come from our own page list.
 
-``dot_quote`` stays for the block pages' Graphviz drawings (``ui.block_diagram``).
+``chain_svg`` lays out the block pages' drawings the same way (``ui.block_diagram``).
 """
 
 from __future__ import annotations
@@ -37,16 +37,6 @@ class PipelineValues:
     mlp: str
     top_token: str
     top_prob: float
-
-
-def dot_quote(text: str) -> str:
-    """Quote text for DOT: escape backslashes and quotes, turn newlines into spaces.
-
-    Example: dot_quote('a "b"') -> '"a \\\\"b\\\\""'
-    """
-    cleaned = text.replace("\\", "\\\\").replace('"', '\\"')
-    cleaned = cleaned.replace("\r", " ").replace("\n", " ")
-    return f'"{cleaned}"'
 
 
 def _shorten(text: str, limit: int = MAX_SHOWN_CHARS) -> str:
@@ -134,7 +124,7 @@ def text_width(text: str, font_size: float) -> float:
     return font_size * (wide + 0.62 * (len(text) - wide))
 
 
-def _esc(text: str) -> str:
+def svg_escape(text: str) -> str:
     """Text or attribute value for the SVG: every ASCII sign a numeric character reference.
 
     The SVG reaches the page through Streamlit's Markdown (its HTML element strips SVG), which
@@ -169,20 +159,21 @@ class _Box:
         return self.y + self.h / 2
 
 
-def _arrow_head(x: float, y: float, dx: float, dy: float, size: float) -> str:
+def _arrow_head(x: float, y: float, dx: float, dy: float, size: float, colour: str = EDGE) -> str:
     """A filled triangle whose tip is at (x, y), pointing along (dx, dy)."""
     length = (dx * dx + dy * dy) ** 0.5 or 1.0
     ux, uy = dx / length, dy / length
     bx, by = x - ux * size, y - uy * size
     px, py = -uy * size * 0.45, ux * size * 0.45
     return (f'<polygon points="{x:.1f},{y:.1f} {bx + px:.1f},{by + py:.1f} {bx - px:.1f},{by - py:.1f}" '
-            f'fill="{EDGE}"/>')
+            f'fill="{colour}"/>')
 
 
 Point = tuple[float, float]
 
 
-def _route(points: list[Point], size: float, dashed: bool = False, label: str | None = None) -> str:
+def svg_arrow(points: list[Point], size: float, dashed: bool = False, label: str | None = None,
+              colour: str = EDGE) -> str:
     """An arrow along straight segments (rounded corners), its head at the last point.
 
     ``label`` becomes the line's tooltip (hover text) as well as its accessible name.
@@ -200,19 +191,19 @@ def _route(points: list[Point], size: float, dashed: bool = False, label: str | 
     end, before = points[-1], points[-2]
     d += f" L{end[0]:.1f},{end[1]:.1f}"
     dash = f' stroke-dasharray="{size * 0.5:.1f},{size * 0.35:.1f}"' if dashed else ""
-    title = f"<title>{_esc(label)}</title>" if label else ""
-    return (f'<g>{title}<path d="{d}" fill="none" stroke="{EDGE}" stroke-width="1.2"{dash}/>'
-            + _arrow_head(end[0], end[1], end[0] - before[0], end[1] - before[1], size) + "</g>")
+    title = f"<title>{svg_escape(label)}</title>" if label else ""
+    return (f'<g>{title}<path d="{d}" fill="none" stroke="{colour}" stroke-width="1.2"{dash}/>'
+            + _arrow_head(end[0], end[1], end[0] - before[0], end[1] - before[1], size, colour) + "</g>")
 
 
 def _sign(value: float) -> float:
     return (value > 0) - (value < 0)
 
 
-def _lane_label(text: str, x: float, y: float, font_size: float) -> str:
+def svg_lane_label(text: str, x: float, y: float, font_size: float) -> str:
     """A label written downwards beside a vertical line (Chinese stays upright)."""
     return (f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="middle" font-size="{font_size:.0f}" '
-            f'fill="{SOFT_TEXT}" style="writing-mode: vertical-rl">{_esc(text)}</text>')
+            f'fill="{SOFT_TEXT}" style="writing-mode: vertical-rl">{svg_escape(text)}</text>')
 
 
 def pipeline_svg(values: PipelineValues, labels: dict[str, str], links: dict[str, str],
@@ -272,7 +263,7 @@ def pipeline_svg(values: PipelineValues, labels: dict[str, str], links: dict[str
 
     out: list[str] = [
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {total_w:.0f} {total_h:.0f}" '
-        f'width="100%" role="img" aria-label="{_esc(" → ".join(nodes[k].title for k in NODE_KEYS))}" '
+        f'width="100%" role="img" aria-label="{svg_escape(" → ".join(nodes[k].title for k in NODE_KEYS))}" '
         f'font-family="{FONT_FAMILY}" style="max-width: {total_w:.0f}px; min-width: {total_w * min_scale:.0f}px; '
         'height: auto; display: block;">'
     ]
@@ -280,7 +271,7 @@ def pipeline_svg(values: PipelineValues, labels: dict[str, str], links: dict[str
         out.append(f'<rect x="{cluster.x:.1f}" y="{cluster.y:.1f}" width="{cluster.w:.1f}" height="{cluster.h:.1f}" '
                    f'rx="{fs * 0.6:.1f}" fill="none" stroke="{CLUSTER_LINE}" stroke-dasharray="5,4"/>')
         out.append(f'<text x="{cluster.cx:.1f}" y="{cluster.y + fs * 1.35:.1f}" text-anchor="middle" '
-                   f'font-size="{fs + 1:.0f}" fill="{SOFT_TEXT}">{_esc(title)}</text>')
+                   f'font-size="{fs + 1:.0f}" fill="{SOFT_TEXT}">{svg_escape(title)}</text>')
 
     head = fs * 0.75
     edges: list[str] = []
@@ -290,35 +281,35 @@ def pipeline_svg(values: PipelineValues, labels: dict[str, str], links: dict[str
                 continue  # the position vectors are not computed from the token vectors
             if (a, b) == ("pos", "add") and rope:
                 continue  # RoPE adds nothing to the sum
-            edges.append(_route([(boxes[a].cx, boxes[a].bottom), (boxes[b].cx, boxes[b].y)], head))
+            edges.append(svg_arrow([(boxes[a].cx, boxes[a].bottom), (boxes[b].cx, boxes[b].y)], head))
     embed, pos, add = boxes["embed"], boxes["pos"], boxes["add"]
     ln1, attn, resid1, resid2, ln_final = (boxes[k] for k in ("ln1", "attn", "resid1", "resid2", "ln_final"))
     # Token vectors -> sum: a bracket left of the position box.
     side = embed.x - left_bracket * 0.6
-    edges.append(_route([(embed.x, embed.cy), (side, embed.cy), (side, add.cy), (add.x, add.cy)], head))
+    edges.append(svg_arrow([(embed.x, embed.cy), (side, embed.cy), (side, add.cy), (add.x, add.cy)], head))
     # Lanes in the first gap, left to right: RoPE's rotation, the flow into the block, the
     # residual. The flow leaves the sum above the residual, so the two never cross; RoPE's
     # arrow crosses the flow once, at the attention box's height.
     gap_left = clusters[0].right
     rope_lane, flow_lane, residual_lane = (gap_left + gap_h * f for f in (0.2, 0.45, 0.7))
     low, high = add.cy + add.h * 0.22, add.cy - add.h * 0.22
-    edges.append(_route([(add.right, high), (flow_lane, high), (flow_lane, ln1.cy), (ln1.x, ln1.cy)], head))
-    edges.append(_route([(add.right, low), (residual_lane, low), (residual_lane, resid1.cy), (resid1.x, resid1.cy)],
+    edges.append(svg_arrow([(add.right, high), (flow_lane, high), (flow_lane, ln1.cy), (ln1.x, ln1.cy)], head))
+    edges.append(svg_arrow([(add.right, low), (residual_lane, low), (residual_lane, resid1.cy), (resid1.x, resid1.cy)],
                         head, dashed=True, label=words["residual"]))
-    edges.append(_lane_label(words["residual"], residual_lane + small * 0.8, (low + resid1.cy) / 2, small))
+    edges.append(svg_lane_label(words["residual"], residual_lane + small * 0.8, (low + resid1.cy) / 2, small))
     if rope:  # the position box rotates q and k inside attention
-        edges.append(_route([(pos.right, pos.cy), (rope_lane, pos.cy), (rope_lane, attn.cy), (attn.x, attn.cy)],
+        edges.append(svg_arrow([(pos.right, pos.cy), (rope_lane, pos.cy), (rope_lane, attn.cy), (attn.x, attn.cy)],
                             head, dashed=True, label=words["rope_edge"]))
     # The residual past the MLP: a bracket right of the block's boxes; the flow to the final
     # norm leaves below where it arrives.
     bracket = resid1.right + residual_w * 0.4
     arrive = resid2.cy - resid2.h * 0.22
-    edges.append(_route([(resid1.right, resid1.cy), (bracket, resid1.cy), (bracket, arrive), (resid2.right, arrive)],
+    edges.append(svg_arrow([(resid1.right, resid1.cy), (bracket, resid1.cy), (bracket, arrive), (resid2.right, arrive)],
                         head, dashed=True, label=words["residual"]))
-    edges.append(_lane_label(words["residual"], bracket + small * 0.8, (resid1.cy + arrive) / 2, small))
+    edges.append(svg_lane_label(words["residual"], bracket + small * 0.8, (resid1.cy + arrive) / 2, small))
     leave = resid2.cy + resid2.h * 0.22
     out_lane = clusters[1].right + gap_h * 0.5
-    edges.append(_route([(resid2.right, leave), (out_lane, leave), (out_lane, ln_final.cy), (ln_final.x, ln_final.cy)],
+    edges.append(svg_arrow([(resid2.right, leave), (out_lane, leave), (out_lane, ln_final.cy), (ln_final.x, ln_final.cy)],
                         head))
     out.extend(edges)
 
@@ -329,13 +320,84 @@ def pipeline_svg(values: PipelineValues, labels: dict[str, str], links: dict[str
             f'<rect x="{box.x:.1f}" y="{box.y:.1f}" width="{box.w:.1f}" height="{box.h:.1f}" rx="{fs * 0.45:.1f}" '
             f'fill="{LINK_FILL if linked else BOX_FILL}" stroke="{BOX_LINE}"/>',
             f'<text x="{box.cx:.1f}" y="{box.y + pad / 2 + line * 0.78:.1f}" text-anchor="middle" '
-            f'font-size="{fs:.0f}" fill="{INK}">{_esc(node.title)}</text>',
+            f'font-size="{fs:.0f}" fill="{INK}">{svg_escape(node.title)}</text>',
             f'<text x="{box.cx:.1f}" y="{box.y + pad / 2 + line * 1.78:.1f}" text-anchor="middle" '
-            f'font-size="{fs:.0f}" fill="{INK}">{_esc(node.value)}</text>',
+            f'font-size="{fs:.0f}" fill="{INK}">{svg_escape(node.value)}</text>',
         ]
         if linked:
-            target = _esc("./" + links[node.page])
-            out.append(f'<a href="{target}" target="_self" data-page="{_esc(node.page)}" style="text-decoration: none">' + "".join(parts) + "</a>")
+            target = svg_escape("./" + links[node.page])
+            out.append(f'<a href="{target}" target="_self" data-page="{svg_escape(node.page)}" style="text-decoration: none">' + "".join(parts) + "</a>")
+        else:
+            out.append("<g>" + "".join(parts) + "</g>")
+    out.append("</svg>")
+    return "".join(out)
+
+
+@dataclass(frozen=True)
+class ChainBox:
+    """One box of a vertical chain (``chain_svg``)."""
+
+    title: str
+    value: str = ""  # a second line; "" for none
+    href: str | None = None  # a link, e.g. "#anchor" on the same page
+    kind: str = "box"  # "box", "sum" (a residual addition: orange) or "norm" (green)
+
+
+SKIP_LINE = "#e8590c"
+_KIND_COLOURS = {"box": (BOX_FILL, BOX_LINE), "sum": ("#fff4e6", SKIP_LINE), "norm": ("#e6fcf5", "#2f9e44")}
+
+
+def chain_svg(boxes: list[ChainBox], skips: list[tuple[int, int, str]], *, label: str,
+              font_size: int = DIAGRAM_PX, min_scale: float = 0.75) -> str:
+    """Boxes one under the other, joined by arrows; ``skips`` (from, to, label) are dashed
+    orange arrows on the right (the residual connections), their labels written beside them.
+
+    ``label`` names the drawing for screen readers. Same rules as ``pipeline_svg``: every text
+    through ``svg_escape``; the drawing fits its column down to ``min_scale`` of its size.
+    """
+    fs = float(font_size)
+    small = max(9.0, fs - 2)
+    line, pad, gap_v, margin = fs * 1.35, fs * 0.8, fs * 1.5, fs * 0.5
+    lane_w = fs * 3 if skips else 0.0
+    widths = [max(text_width(b.title, fs), text_width(b.value, fs)) + 2 * pad for b in boxes]
+    column_w = max([*widths, fs * 6])
+    cx = margin + column_w / 2
+    placed: list[_Box] = []
+    y = margin
+    for box, width in zip(boxes, widths):
+        height = (2 if box.value else 1) * line + pad
+        width = width if box.kind == "sum" else column_w  # a sum is a pill of its own width
+        placed.append(_Box(cx - width / 2, y, width, height))
+        y += height + gap_v
+    total_w, total_h = margin * 2 + column_w + lane_w, y - gap_v + margin
+    head = fs * 0.75
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {total_w:.0f} {total_h:.0f}" width="100%" '
+           f'role="img" aria-label="{svg_escape(label)}" font-family="{FONT_FAMILY}" '
+           f'style="max-width: {total_w:.0f}px; min-width: {total_w * min_scale:.0f}px; height: auto; display: block;">']
+    for upper, lower in zip(placed, placed[1:]):
+        out.append(svg_arrow([(upper.cx, upper.bottom), (lower.cx, lower.y)], head))
+    starts, ends = {i for i, _, _ in skips}, {j for _, j, _ in skips}
+    lane = margin + column_w + lane_w * 0.35
+    for i, j, text in skips:
+        # A box where one skip ends and the next begins: the arrival above, the departure below.
+        src, dst = placed[i], placed[j]
+        leave = src.cy + (src.h * 0.22 if i in ends else 0)
+        arrive = dst.cy - (dst.h * 0.22 if j in starts else 0)
+        out.append(svg_arrow([(src.right, leave), (lane, leave), (lane, arrive), (dst.right, arrive)], head,
+                             dashed=True, label=text, colour=SKIP_LINE))
+        out.append(svg_lane_label(text, lane + small * 0.8, (leave + arrive) / 2, small))
+    for box, at in zip(boxes, placed):
+        fill, stroke = _KIND_COLOURS.get(box.kind, _KIND_COLOURS["box"])
+        fill = LINK_FILL if box.href and box.kind == "box" else fill
+        radius = at.h / 2 if box.kind == "sum" else fs * 0.45
+        parts = [f'<rect x="{at.x:.1f}" y="{at.y:.1f}" width="{at.w:.1f}" height="{at.h:.1f}" rx="{radius:.1f}" '
+                 f'fill="{fill}" stroke="{stroke}"/>']
+        for row, text in enumerate(t for t in (box.title, box.value) if t):
+            parts.append(f'<text x="{at.cx:.1f}" y="{at.y + pad / 2 + line * (0.78 + row):.1f}" text-anchor="middle" '
+                         f'font-size="{fs:.0f}" fill="{INK}">{svg_escape(text)}</text>')
+        if box.href:
+            out.append(f'<a href="{svg_escape(box.href)}" target="_self" style="text-decoration: none">'
+                       + "".join(parts) + "</a>")
         else:
             out.append("<g>" + "".join(parts) + "</g>")
     out.append("</svg>")

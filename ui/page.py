@@ -70,19 +70,14 @@ _PHONE_CSS = """
    and in presenter mode's larger text, they scroll sideways instead of being cut off. The
    chart box grows to its content's width, so it needs a max-width for the scroll to start. */
 [data-testid="stVegaLiteChart"] { overflow-x: auto; max-width: 100%; }
-/* A drawing fitted to the column keeps its own proportions (no empty band under it). */
-[data-testid="stGraphVizChart"] svg { height: auto; }
-/* The Overview diagram (an SVG laid out on the server) has a smallest width of its own
-   (ui.diagram.pipeline_svg): a narrower column scrolls it sideways. */
-.st-key-overview_diagram [data-testid="stMarkdownContainer"] { overflow-x: auto; }
+/* The drawings (SVG laid out on the server: ui.diagram) have a smallest width of their own:
+   a narrower column scrolls them sideways. */
+.st-key-overview_diagram [data-testid="stMarkdownContainer"],
+[class*="st-key-tb_diagrams"] [data-testid="stMarkdownContainer"] { overflow-x: auto; }
 /* A long link to another station wraps instead of being cut at a phone's edge. */
 [data-testid="stMain"] [data-testid="stPageLink-NavLink"] span,
 [data-testid="stMain"] [data-testid="stPageLink-NavLink"] p { white-space: normal; overflow: visible; text-overflow: clip; }
 [data-testid="stMain"] [data-testid="stPageLink-NavLink"] { height: auto; }
-@media (max-width: 640px) {
-  [data-testid="stGraphVizChart"] { overflow-x: auto; }
-  [data-testid="stGraphVizChart"] > div, [data-testid="stGraphVizChart"] svg { min-width: 760px; height: auto; }
-}
 """
 _ZH_UPLOADER_CSS = """
 [data-testid="stFileUploaderDropzoneInstructions"] { display: none; }
@@ -127,8 +122,8 @@ def view_query(page_id: str) -> str:
     return f"?{query}" if query else ""
 
 
-# Graphviz draws the Overview's boxes as plain SVG links, which would reload the app and start
-# a new session. This script (no user text in it) sends a click on a box to the sidebar's
+# The Overview diagram's boxes are plain SVG links (ui.diagram), which would reload the app and
+# start a new session. This script (no user text in it) sends a click on a box to the sidebar's
 # matching st.page_link instead, which Streamlit navigates inside the session.
 _IN_APP_LINKS_JS = r"""
 <script>

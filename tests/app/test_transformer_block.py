@@ -31,7 +31,7 @@ def test_renders_in_both_languages(lang: str) -> None:
     for spec in charts:
         validate_jsonschema(spec, schema)
         assert spec.get("title"), spec.get("mark")
-    assert at.get("graphviz_chart")
+    assert sum(m.value.startswith("<svg") for m in at.markdown) == 3  # the layer, Pre-LN and Post-LN drawings
     keys = {w.key for w in [*at.selectbox, *at.multiselect, *at.slider, *at.text_input, *at.number_input, *at.radio]}
     assert {"tb_layer", "tb_ablate_heads", "tb_ablate_mlp", "tb_norm_x", "tb_act_x", "tb_grad_depth",
             "tb_norm_which"} <= keys

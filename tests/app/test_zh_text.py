@@ -111,7 +111,7 @@ def visible_text(at: Any) -> Iterator[tuple[str, str]]:
     for kind in ("title", "header", "subheader", "markdown", "caption", "info", "warning", "error", "success"):
         for el in getattr(at, kind):
             if kind == "markdown" and str(el.value).startswith("<svg"):
-                continue  # the Overview diagram: its texts are read below, not its markup
+                continue  # a drawing: its texts are read below, not its markup
             yield kind, str(el.value)
     for el in at.metric:
         yield "metric", f"{el.label} {el.value}"
@@ -141,12 +141,8 @@ def visible_text(at: Any) -> Iterator[tuple[str, str]]:
         texts = []
         _plotly_text(json.loads(el.proto.spec), texts)
         yield from (("plotly", x) for x in texts)
-    for el in at.get("graphviz_chart"):
-        spec = el.proto.spec
-        for label in re.findall(r'label="((?:[^"\\]|\\.)*)"', spec):
-            yield "diagram", label
     for el in at.markdown:
-        if el.value.startswith("<svg"):  # the Overview diagram: its texts and its lines' tooltips
+        if el.value.startswith("<svg"):  # a drawing (ui.diagram): its texts and its lines' tooltips
             root = ET.fromstring(el.value)
             for tag in ("text", "title"):
                 for node in root.iter("{http://www.w3.org/2000/svg}" + tag):

@@ -34,9 +34,9 @@ def _shoot(page: Page, path: Path, width: int) -> None:
         ".every(e => e.querySelector('canvas, svg'))",
         timeout=60_000,
     )
-    page.wait_for_function(
-        "() => [...document.querySelectorAll('[data-testid=\"stGraphVizChart\"]')]"
-        ".every(e => { const svg = e.querySelector('svg'); return svg && svg.getBoundingClientRect().height > 40; })",
+    page.wait_for_function(  # the block drawings (SVG laid out on the server) are on screen
+        "() => [...document.querySelectorAll('[class*=\"st-key-tb_diagrams\"] svg')]"
+        ".every(svg => svg.getBoundingClientRect().height > 40)",
         timeout=60_000,
     )
     page.wait_for_timeout(1000)
@@ -99,7 +99,7 @@ def test_block_pages_dark_and_phone(browser: Browser, app_url: str, screenshot_d
                     _no_horizontal_overflow(page)
                     page.wait_for_timeout(3000)  # diagrams settle after their first draw
                     boxes = page.evaluate(
-                        "() => [...document.querySelectorAll('[data-testid=\"stGraphVizChart\"] svg')]"
+                        "() => [...document.querySelectorAll('[class*=\"st-key-tb_diagrams\"] svg')]"
                         ".map(e => e.getBoundingClientRect().width)")
                     assert all(0 < w <= width for w in boxes), f"a diagram is wider than the phone: {boxes}"
                 _shoot(page, screenshot_dir / f"{name}.{tag}.png", width)

@@ -54,6 +54,8 @@ class RecordingSession(Session):
         element = fwd.delta.new_element
         kind = element.WhichOneof("type")
         self.kinds.append(kind)
+        if kind == "markdown" and element.markdown.body.startswith("<svg"):
+            self.kinds.append("drawing")  # a diagram laid out on the server (ui.diagram)
         if kind == "vega_lite_chart":
             title = _plain_spec(element.vega_lite_chart).get("title", "")
             title = title.get("text", "") if isinstance(title, dict) else title
@@ -88,7 +90,7 @@ def test_transformer_block_pickers_rerun_only_their_sections(app_url: str) -> No
             assert session.status == ForwardMsg.ScriptFinishedStatus.Name(ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY)
             # What the pickers feed comes back ...
             assert _has(session.titles, "Toy router") and _has(session.titles, "Contributions to the logit")
-            assert "graphviz_chart" in session.kinds  # the drawing of the chosen layer
+            assert "drawing" in session.kinds  # the drawing of the chosen layer
             # ... what they do not feed does not: the prompt-only heat map, the ablation and the labs.
             for other in ("Length of the residual stream", "with your change", "Gradient factor", "RMSNorm(x)"):
                 assert not _has(session.titles, other), (key, other, session.titles)

@@ -78,11 +78,11 @@ def _goto(page: Page, label: str, viewport: dict) -> None:
 
 
 def _chart_boxes(page: Page) -> list[dict]:
-    """Width and height on screen of every drawn chart (Vega canvas/SVG, Plotly, Graphviz)."""
+    """Width and height on screen of every drawn chart (Vega canvas/SVG, Plotly, our SVG drawings)."""
     return page.evaluate("""() => {
         const out = [];
         const sel = '[data-testid="stVegaLiteChart"] .marks, [data-testid="stPlotlyChart"] .js-plotly-plot, '
-                  + '[data-testid="stGraphVizChart"] svg, .st-key-overview_diagram svg';
+                  + '.st-key-overview_diagram svg, [class*="st-key-tb_diagrams"] svg';
         for (const el of document.querySelectorAll(sel)) {
             const r = el.getBoundingClientRect();
             if (el.closest('[data-testid="stExpanderDetails"]') && r.height === 0) continue;  // closed expander
@@ -97,7 +97,7 @@ def _chart_boxes(page: Page) -> list[dict]:
 def _diagram_text_px(page: Page) -> tuple[float, bool]:
     """Smallest rendered text height in the Overview diagram, and whether it scrolls sideways."""
     return tuple(page.evaluate("""() => {
-        const svg = document.querySelector('.st-key-overview_diagram svg, [data-testid="stGraphVizChart"] svg');
+        const svg = document.querySelector('.st-key-overview_diagram svg, [class*="st-key-tb_diagrams"] svg');
         if (!svg) return [0, false];
         let smallest = 1e9;
         for (const t of svg.querySelectorAll('text')) {

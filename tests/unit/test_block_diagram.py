@@ -1,38 +1,72 @@
-"""The block pages' DOT: every label is quoted, links are page anchors, both LN variants differ."""
+"""The block pages' drawings (SVG): every text escaped, links are page anchors, both LN variants differ."""
 
 from __future__ import annotations
 
+import xml.etree.ElementTree as ET
+
 import pytest
 
-from ui.block_diagram import layer_dot, pre_post_dot
+from ui.block_diagram import DEFAULT_FONT_PX, PRESENTER_FONT_PX, layer_svg, pre_post_svg
+from ui.diagram import text_width
 
 KEYS = ("x", "ln1", "attn", "add1", "ln2", "ffn", "add2", "y")
+SVG = "{http://www.w3.org/2000/svg}"
 
 
-def test_layer_dot_quotes_labels_and_links_anchors() -> None:
-    labels = {k: f'{k} "q" \\ <b>' for k in KEYS} | {"skip": "skip\nline"}
+def _boxes(svg: str) -> list[tuple[str, ...]]:
+    """Each box's texts, top to bottom (a box is a rect with its texts, maybe inside a link)."""
+    root = ET.fromstring(svg)
+    out = []
+    for group in [*root.findall(SVG + "g"), *root.findall(SVG + "a")]:
+        if group.find(SVG + "rect") is not None:
+            out.append((float(group.find(SVG + "rect").get("y")), tuple(t.text for t in group.findall(SVG + "text"))))
+    return [texts for _, texts in sorted(out)]
+
+
+def _skips(svg: str) -> list[str]:
+    root = ET.fromstring(svg)
+    return [g.find(SVG + "title").text for g in root.iter(SVG + "g")
+            if g.find(SVG + "path") is not None and g.find(SVG + "path").get("stroke-dasharray")]
+
+
+def test_layer_svg_escapes_labels_and_links_anchors() -> None:
+    labels = {k: f'{k} "q" \\ <b>*' for k in KEYS} | {"skip": "skip <i>"}
     shapes = {k: "3 × 128" for k in KEYS}
-    dot = layer_dot(labels, shapes, {"attn": "tb-residual"})
-    assert '\\"q\\"' in dot and "\\\\" in dot  # quotes and backslashes escaped
-    assert "skip line" in dot  # newlines never break a DOT string
-    assert 'URL="#tb-residual"' in dot
-    assert dot.count("->") >= 9
+    svg = layer_svg(labels, shapes, {"attn": "tb-residual"})
+    assert "<b>" not in svg and "<i>" not in svg and "*" not in svg  # no markup, no Markdown
+    assert _boxes(svg) == [(labels[k], "3 × 128") for k in KEYS]  # top to bottom, shown as given
+    links = [a.get("href") for a in ET.fromstring(svg).iter(SVG + "a")]
+    assert links == ["#tb-residual"]
+    assert _skips(svg) == ["skip <i>", "skip <i>"]  # the two residual connections
+    arrows = sum(1 for _ in ET.fromstring(svg).iter(SVG + "path"))
+    assert arrows == 7 + 2
 
 
 def test_pre_and_post_ln() -> None:
     labels = {"sublayer": "F", "norm": "LN", "skip": "skip"}
-    pre, post = pre_post_dot("pre", labels), pre_post_dot("post", labels)
-    assert "x -> ln -> f -> add -> y" in pre and "x -> f -> add -> ln -> y" in post
+    pre, post = pre_post_svg("pre", labels), pre_post_svg("post", labels)
+    assert _boxes(pre) == [("x",), ("LN",), ("F",), ("+",), ("y",)]
+    assert _boxes(post) == [("x",), ("F",), ("+",), ("LN",), ("y",)]
+    assert _skips(pre) == _skips(post) == ["skip"]
     with pytest.raises(ValueError):
-        pre_post_dot("middle", labels)
+        pre_post_svg("middle", labels)
 
 
-def test_presenter_font_size_reaches_every_box_and_edge_label() -> None:
-    from ui.block_diagram import DEFAULT_FONT_PT, PRESENTER_FONT_PT
-
+def test_presenter_font_size_reaches_every_box_and_label() -> None:
     labels = {k: k for k in KEYS} | {"skip": "skip"}
     shapes = {k: "3 × 128" for k in KEYS}
-    for dot in (layer_dot(labels, shapes, {}, vertical=True, font_size=PRESENTER_FONT_PT),
-                pre_post_dot("pre", {"sublayer": "F", "norm": "LN", "skip": "skip"}, font_size=PRESENTER_FONT_PT)):
-        assert f"fontsize={PRESENTER_FONT_PT}]" in dot and f"fontsize={PRESENTER_FONT_PT - 2}]" in dot
-    assert f"fontsize={DEFAULT_FONT_PT}]" in layer_dot(labels, shapes, {}) and PRESENTER_FONT_PT > DEFAULT_FONT_PT
+    for svg in (layer_svg(labels, shapes, {}, font_size=PRESENTER_FONT_PX),
+                pre_post_svg("pre", {"sublayer": "F", "norm": "LN", "skip": "skip"}, font_size=PRESENTER_FONT_PX)):
+        sizes = {t.get("font-size") for t in ET.fromstring(svg).iter(SVG + "text")}
+        assert sizes == {str(PRESENTER_FONT_PX), str(PRESENTER_FONT_PX - 2)}  # boxes, and the skip labels
+    assert f'font-size="{DEFAULT_FONT_PX}"' in layer_svg(labels, shapes, {}) and PRESENTER_FONT_PX > DEFAULT_FONT_PX
+
+
+def test_boxes_are_wide_enough_for_their_text() -> None:
+    labels = {k: "多头注意力 Multi-head attention" for k in KEYS} | {"skip": "残差"}
+    svg = layer_svg(labels, {k: "4 个头 · 12×12" for k in KEYS}, {})
+    root = ET.fromstring(svg)
+    for group in [*root.iter(SVG + "g"), *root.iter(SVG + "a")]:
+        rect = group.find(SVG + "rect")
+        for text in group.findall(SVG + "text") if rect is not None else ():
+            assert text_width(text.text, float(text.get("font-size"))) <= float(rect.get("width"))

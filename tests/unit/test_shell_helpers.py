@@ -1,4 +1,4 @@
-"""Pure helpers of the app shell: prompt cleaning, token display, the pipeline diagram."""
+"""Pure helpers of the app shell: prompt cleaning, token display, the pipeline diagram (SVG)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import html
 import re
 import xml.etree.ElementTree as ET
 
-from ui.diagram import PipelineValues, dot_quote, pipeline_svg, text_width
+from ui.diagram import PipelineValues, pipeline_svg, svg_escape, text_width
 from ui.tokens import display_token
 
 
@@ -39,8 +39,9 @@ def test_display_token_makes_whitespace_visible() -> None:
     assert display_token("首都") == "首都"
 
 
-def test_dot_quote_escapes_quotes_backslashes_and_newlines() -> None:
-    assert dot_quote('say "hi"\\ now\nok') == '"say \\"hi\\"\\\\ now ok"'
+def test_svg_escape_leaves_no_sign_markup_could_read() -> None:
+    assert svg_escape('a<b> "c" *d* $e$') == "a&#60;b&#62; &#34;c&#34; &#42;d&#42; &#36;e&#36;"
+    assert svg_escape("法国 → ␣Paris 12") == "法国 → ␣Paris 12"  # letters, digits, spaces, non-ASCII stay
 
 
 def _values(text: str) -> PipelineValues:
