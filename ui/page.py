@@ -74,6 +74,8 @@ _PHONE_CSS = """
    a narrower column scrolls them sideways. */
 .st-key-overview_diagram [data-testid="stMarkdownContainer"],
 [class*="st-key-tb_diagrams"] [data-testid="stMarkdownContainer"] { overflow-x: auto; }
+/* A Markdown table (ui.text.markdown_table) wider than a phone scrolls inside its own box. */
+[data-testid="stMarkdownContainer"]:has(> table) { overflow-x: auto; }
 /* A long link to another station wraps instead of being cut at a phone's edge. */
 [data-testid="stMain"] [data-testid="stPageLink-NavLink"] span,
 [data-testid="stMain"] [data-testid="stPageLink-NavLink"] p { white-space: normal; overflow: visible; text-overflow: clip; }

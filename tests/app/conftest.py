@@ -100,3 +100,29 @@ def overview_svg_texts(at: AppTest) -> list[str]:
 
     root = ET.fromstring(overview_svg(at))
     return ["".join(el.itertext()) for el in root.iter("{http://www.w3.org/2000/svg}text")]
+
+
+def markdown_tables(at: AppTest) -> list[list[dict[str, str]]]:
+    """Every Markdown table on the page (``ui.text.markdown_table``), as rows of header -> cell,
+    each cell as shown: escapes undone, a row's bold/italic marks taken off."""
+    import re
+
+    def cell(text: str) -> str:
+        text = text.strip()
+        for mark in ("**", "*"):
+            if len(text) > 2 * len(mark) and text.startswith(mark) and text.endswith(mark):
+                text = text[len(mark):-len(mark)]
+                break
+        return re.sub(r"\\(.)", r"\1", text)
+
+    def cells(line: str) -> list[str]:
+        return [cell(c) for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
+
+    tables = []
+    for element in at.markdown:
+        lines = str(element.value).splitlines()
+        if len(lines) < 2 or not lines[0].startswith("| ") or not set(lines[1]) <= set("|- "):
+            continue
+        header = cells(lines[0])
+        tables.append([dict(zip(header, cells(line))) for line in lines[2:]])
+    return tables

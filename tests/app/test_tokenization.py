@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.app.conftest import assert_clean, chart_title, open_page, vega_charts_by_place, vega_spec
+from tests.app.conftest import (
+    assert_clean, chart_title, markdown_tables, open_page, vega_charts_by_place, vega_spec,
+)
 
 SEEDS = "low low low low low lower lower newest newest newest widest widest widest"
 
@@ -67,12 +69,13 @@ def test_forward_four_times_shows_the_seeds_merges(lang: str) -> None:
 
 def test_pair_table_before_merge_one_marks_the_tie() -> None:
     at = _step_to(_open(), 1)
-    frame = at.dataframe[0].value
-    first, second = frame.iloc[0], frame.iloc[1]
-    assert (first["Left"], first["Right"], first["Count"]) == ("l", "o", 7)
+    first, second = markdown_tables(at)[0][:2]
+    assert (first["Left"], first["Right"], first["Count"]) == ("l", "o", "7")
     assert "merged" in first["Result"]
-    assert (second["Left"], second["Right"], second["Count"]) == ("o", "w", 7)
+    assert (second["Left"], second["Right"], second["Count"]) == ("o", "w", "7")
     assert "tie" in second["Result"]
+    table = next(m.value for m in at.markdown if m.value.startswith("| Left"))
+    assert "| **l** | **o** | **7** |" in table and "| *o* | *w* | *7* |" in table  # merged bold, tie italic
     assert "Tie rule" in _captions(at)
 
 
@@ -217,8 +220,8 @@ def test_quirk_buttons_load_examples_with_live_notes(lang: str) -> None:
     assert "9.11 →" in note and "`9`" in note
     at.button(key="tok_quirk_languages").click().run()
     assert_clean(at)
-    table = at.dataframe[-2].value  # per-line costs (the last frame is the vocabulary table)
-    assert len(table) == 2
+    table = markdown_tables(at)[-2]  # per-line costs (the last table is the vocabulary one)
+    assert len(table) == 2 and all(int(list(row.values())[2]) > 0 for row in table)  # its token counts
     at.button(key="tok_quirk_sidebar").click().run()
     assert at.text_area(key="tok_model_text").value == at.session_state["prompt"]
 
@@ -257,7 +260,7 @@ def test_both_builtin_models_work() -> None:
     at = _open()
     at.selectbox(key="w_model").set_value("modern").run()
     assert_clean(at)
-    assert "modern" in " ".join(str(c.value) for c in at.caption) + str(at.dataframe[-1].value)
+    assert "modern" in " ".join(str(c.value) for c in at.caption) + str(markdown_tables(at)[-1])
 
 
 def test_word_chips_and_encoded_word_show_each_tokens_vocabulary_id(lang: str) -> None:
@@ -294,8 +297,8 @@ def test_the_pair_caption_names_the_winner_of_the_corpus_shown(lang: str) -> Non
     at = _open(lang)
     at.selectbox(key="tok_corpus_preset").set_value("chinese").run()
     at = _step_to(at, 1)
-    first = at.dataframe[0].value.iloc[0]
-    left, right, count = (str(v) for v in first.iloc[:3])
+    first = markdown_tables(at)[0][0]
+    left, right, count = list(first.values())[:3]
     assert (left, right) != ("l", "o")
     winner = f"({left}, {right})"
     captions = _captions(at)

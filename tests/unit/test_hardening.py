@@ -140,6 +140,12 @@ def test_markdown_table_cells_are_literal_and_rows_must_fit() -> None:
                                   "| line break | \\-3 |"]
     with pytest.raises(ValueError):
         markdown_table(["x", "y"], [[1]])
+    # Row marks wrap each non-empty cell of a row; a user's own stars stay escaped inside them.
+    marked = markdown_table(["x", "y"], [["*a*", ""], ["b", "c"]], row_marks=["**", "*"])
+    assert marked.splitlines()[2:] == ["| **\\*a\\*** |  |", "| *b* | *c* |"]
+    for bad in (["**"], ["***", ""], ["<b>", ""]):
+        with pytest.raises(ValueError):
+            markdown_table(["x"], [["a"], ["b"]], row_marks=bad)
 
 
 def test_escape_plotly_makes_user_text_literal() -> None:
