@@ -3,9 +3,10 @@
 The drawing is three fixed columns (input, one block, output) of six boxes each, so it is laid
 out in Python: the browser only paints it, with no Graphviz module to fetch and no layout to
 run on each new prompt (the Graphviz version cost ~0.35 s of a cold start and ~1 s of layout per
-prompt on a phone-class CPU). Pure string building, tested without Streamlit. Every text that
-reaches the SVG (the prompt, its tokens, translated labels) goes through ``html.escape``; the
-only attributes built from data are link targets, which come from our own page list.
+prompt on this box). Pure string building, tested without Streamlit. Every text that reaches
+the SVG (the prompt, its tokens, translated labels) goes through ``svg_escape``, which leaves
+neither HTML nor Markdown to read in it; the only attributes built from data are link targets,
+which come from our own page list and the view's URL-encoded query.
 
 ``chain_svg`` lays out the block pages' drawings the same way (``ui.block_diagram``).
 """
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import unicodedata
 from dataclasses import dataclass
+
 MAX_SHOWN_TOKENS = 8
 DIAGRAM_PX = 13  # the boxes' text, in px at the drawing's own size
 PRESENTER_DIAGRAM_PX = 17
