@@ -208,6 +208,29 @@ def svg_lane_label(text: str, x: float, y: float, font_size: float) -> str:
             f'fill="{SOFT_TEXT}" style="writing-mode: vertical-rl">{svg_escape(text)}</text>')
 
 
+def _svg_open(width: float, height: float, label: str, min_scale: float) -> str:
+    """The drawing's own tag: its size, its name for screen readers, the smallest scale it takes."""
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width:.0f} {height:.0f}" width="100%" '
+            f'role="img" aria-label="{svg_escape(label)}" font-family="{FONT_FAMILY}" '
+            f'style="max-width: {width:.0f}px; min-width: {width * min_scale:.0f}px; height: auto; display: block;">')
+
+
+def _box_svg(at: _Box, texts: list[str], *, fill: str, stroke: str, radius: float, font_size: float,
+             pad: float, line: float, href: str | None = None, page: str | None = None) -> str:
+    """One box and its lines of text, centred; inside a link to ``href`` when given (``page``: the
+    page it opens, as ``data-page``)."""
+    parts = [f'<rect x="{at.x:.1f}" y="{at.y:.1f}" width="{at.w:.1f}" height="{at.h:.1f}" rx="{radius:.1f}" '
+             f'fill="{fill}" stroke="{stroke}"/>']
+    for row, text in enumerate(texts):
+        parts.append(f'<text x="{at.cx:.1f}" y="{at.y + pad / 2 + line * (0.78 + row):.1f}" text-anchor="middle" '
+                     f'font-size="{font_size:.0f}" fill="{INK}">{svg_escape(text)}</text>')
+    if href:
+        page_attr = f' data-page="{svg_escape(page)}"' if page else ""
+        return (f'<a href="{svg_escape(href)}" target="_self"{page_attr} style="text-decoration: none">'
+                + "".join(parts) + "</a>")
+    return "<g>" + "".join(parts) + "</g>"
+
+
 def pipeline_svg(values: PipelineValues, labels: dict[str, str], links: dict[str, str],
                  words: dict[str, str] | None = None, kinds: dict[str, str] | None = None,
                  font_size: int = DIAGRAM_PX, min_scale: float = 0.75) -> str:
@@ -263,12 +286,7 @@ def pipeline_svg(values: PipelineValues, labels: dict[str, str], links: dict[str
     total_w = x - gap_h + margin
     total_h = clusters[0].bottom + margin
 
-    out: list[str] = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {total_w:.0f} {total_h:.0f}" '
-        f'width="100%" role="img" aria-label="{svg_escape(" → ".join(nodes[k].title for k in NODE_KEYS))}" '
-        f'font-family="{FONT_FAMILY}" style="max-width: {total_w:.0f}px; min-width: {total_w * min_scale:.0f}px; '
-        'height: auto; display: block;">'
-    ]
+    out = [_svg_open(total_w, total_h, " → ".join(nodes[k].title for k in NODE_KEYS), min_scale)]
     for cluster, title in zip(clusters, cluster_titles):
         out.append(f'<rect x="{cluster.x:.1f}" y="{cluster.y:.1f}" width="{cluster.w:.1f}" height="{cluster.h:.1f}" '
                    f'rx="{fs * 0.6:.1f}" fill="none" stroke="{CLUSTER_LINE}" stroke-dasharray="5,4"/>')
@@ -316,21 +334,11 @@ def pipeline_svg(values: PipelineValues, labels: dict[str, str], links: dict[str
     out.extend(edges)
 
     for key in NODE_KEYS:
-        node, box = nodes[key], boxes[key]
+        node = nodes[key]
         linked = node.page is not None and node.page in links
-        parts = [
-            f'<rect x="{box.x:.1f}" y="{box.y:.1f}" width="{box.w:.1f}" height="{box.h:.1f}" rx="{fs * 0.45:.1f}" '
-            f'fill="{LINK_FILL if linked else BOX_FILL}" stroke="{BOX_LINE}"/>',
-            f'<text x="{box.cx:.1f}" y="{box.y + pad / 2 + line * 0.78:.1f}" text-anchor="middle" '
-            f'font-size="{fs:.0f}" fill="{INK}">{svg_escape(node.title)}</text>',
-            f'<text x="{box.cx:.1f}" y="{box.y + pad / 2 + line * 1.78:.1f}" text-anchor="middle" '
-            f'font-size="{fs:.0f}" fill="{INK}">{svg_escape(node.value)}</text>',
-        ]
-        if linked:
-            target = svg_escape("./" + links[node.page])
-            out.append(f'<a href="{target}" target="_self" data-page="{svg_escape(node.page)}" style="text-decoration: none">' + "".join(parts) + "</a>")
-        else:
-            out.append("<g>" + "".join(parts) + "</g>")
+        out.append(_box_svg(boxes[key], [node.title, node.value], fill=LINK_FILL if linked else BOX_FILL,
+                            stroke=BOX_LINE, radius=fs * 0.45, font_size=fs, pad=pad, line=line,
+                            href="./" + links[node.page] if linked else None, page=node.page))
     out.append("</svg>")
     return "".join(out)
 
@@ -373,9 +381,7 @@ def chain_svg(boxes: list[ChainBox], skips: list[tuple[int, int, str]], *, label
         y += height + gap_v
     total_w, total_h = margin * 2 + column_w + lane_w, y - gap_v + margin
     head = fs * 0.75
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {total_w:.0f} {total_h:.0f}" width="100%" '
-           f'role="img" aria-label="{svg_escape(label)}" font-family="{FONT_FAMILY}" '
-           f'style="max-width: {total_w:.0f}px; min-width: {total_w * min_scale:.0f}px; height: auto; display: block;">']
+    out = [_svg_open(total_w, total_h, label, min_scale)]
     for upper, lower in zip(placed, placed[1:]):
         out.append(svg_arrow([(upper.cx, upper.bottom), (lower.cx, lower.y)], head))
     starts, ends = {i for i, _, _ in skips}, {j for _, j, _ in skips}
@@ -391,16 +397,8 @@ def chain_svg(boxes: list[ChainBox], skips: list[tuple[int, int, str]], *, label
     for box, at in zip(boxes, placed):
         fill, stroke = _KIND_COLOURS.get(box.kind, _KIND_COLOURS["box"])
         fill = LINK_FILL if box.href and box.kind == "box" else fill
-        radius = at.h / 2 if box.kind == "sum" else fs * 0.45
-        parts = [f'<rect x="{at.x:.1f}" y="{at.y:.1f}" width="{at.w:.1f}" height="{at.h:.1f}" rx="{radius:.1f}" '
-                 f'fill="{fill}" stroke="{stroke}"/>']
-        for row, text in enumerate(t for t in (box.title, box.value) if t):
-            parts.append(f'<text x="{at.cx:.1f}" y="{at.y + pad / 2 + line * (0.78 + row):.1f}" text-anchor="middle" '
-                         f'font-size="{fs:.0f}" fill="{INK}">{svg_escape(text)}</text>')
-        if box.href:
-            out.append(f'<a href="{svg_escape(box.href)}" target="_self" style="text-decoration: none">'
-                       + "".join(parts) + "</a>")
-        else:
-            out.append("<g>" + "".join(parts) + "</g>")
+        out.append(_box_svg(at, [t for t in (box.title, box.value) if t], fill=fill, stroke=stroke,
+                            radius=at.h / 2 if box.kind == "sum" else fs * 0.45, font_size=fs, pad=pad, line=line,
+                            href=box.href))
     out.append("</svg>")
     return "".join(out)
