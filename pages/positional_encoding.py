@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pandas as pd
 import streamlit as st
 
 import ui.charts.common as draw
@@ -21,8 +20,8 @@ from ui.charts.positional import (
     PairPanel,
     RotationText,
     frequency_chart,
-    matrix_heatmap_spec,
-    rotation_panels_spec,
+    matrix_chart,
+    rotation_panels_vega,
     score_by_offset,
     waves,
 )
@@ -30,6 +29,7 @@ from ui.i18n import t
 from ui import state
 from ui.page import setup
 from ui.resources import memo, get_model, run_prompt_or_stop
+from ui.text import markdown_table
 from ui.tokens import display_token
 
 PAGE = "positional_encoding"
@@ -40,6 +40,19 @@ MAX_OFFSET = 1000
 MAX_MATRIX_SHOWN = 32  # M_k is drawn in full up to 32 × 32; beyond, its top-left corner
 MAX_PAIRS_DRAWN = 4  # 2-D pictures side by side before they get too small to read
 OFFSET_QUERY_POSITIONS = (20, 50, 100)  # three very different absolute positions, one curve
+TABLE_ROWS_SHOWN = 10  # a longer table scrolls inside a box of about this many rows
+ROW_PX = 36
+
+
+def scrolling_table(header: list[str], rows: list[list[object]]) -> None:
+    """A Markdown table (no data-grid module for the browser to load), in a box that scrolls
+    when it is taller than ``TABLE_ROWS_SHOWN`` rows (d up to 512)."""
+    text = markdown_table(header, rows)
+    if len(rows) <= TABLE_ROWS_SHOWN:
+        st.markdown(text)
+    else:
+        with st.container(height=ROW_PX * (TABLE_ROWS_SHOWN + 1) + 16):
+            st.markdown(text)
 
 
 def signed(value: float, digits: int = 3) -> str:
@@ -85,13 +98,11 @@ def sinusoidal_sections() -> None:
     base = controls[2].select_slider(t("positional_encoding.sin.base"), options=BASES, **state.bind("pe_base", options=BASES),
                                      format_func=lambda b: f"{b:,}", help=t("positional_encoding.sin.base_help"))
     pe = table(n_positions, d_model, float(base))
-    draw.plotly_cached(  # built once per (size, base, language, theme): shared by every session
-        matrix_heatmap_spec, (pe,), dict(
-            title=t("positional_encoding.sin.heatmap_title", n=n_positions, d=d_model, base=f"{base:,}"),
-            x_title=t("positional_encoding.axis.dimension"), y_title=t("positional_encoding.axis.position"),
-            value_title=t("positional_encoding.axis.value"), height=min(700, 260 + 4 * n_positions),
-        ),
-        width="stretch", key="pe_heatmap",
+    matrix_chart(  # built once per (size, base, language, theme): shared by every session
+        pe, key="pe_heatmap",
+        title=t("positional_encoding.sin.heatmap_title", n=n_positions, d=d_model, base=f"{base:,}"),
+        x_title=t("positional_encoding.axis.dimension"), y_title=t("positional_encoding.axis.position"),
+        value_title=t("positional_encoding.axis.value"), height=min(700, 260 + 4 * n_positions),
     )
     st.caption(t("positional_encoding.sin.heatmap_caption"))
     wave_section(pe, d_model, float(base))
@@ -131,15 +142,11 @@ def position_sections(d_model: int, base: float) -> None:
     vector = positional.sinusoidal_vector(int(pos), d_model, base)
     divisors = positional.pair_divisors(d_model, base)
     dims = np.arange(d_model)
-    st.dataframe(
-        pd.DataFrame({
-            t("positional_encoding.vec.col_dim"): dims,
-            t("positional_encoding.vec.col_pair"): dims // 2,
-            t("positional_encoding.vec.col_formula"): [
-                f"{'sin' if i % 2 == 0 else 'cos'}({pos} / {divisors[i // 2]:,.4g})" for i in dims],
-            t("positional_encoding.vec.col_value"): [signed(v) for v in vector],
-        }),
-        hide_index=True, width="stretch", height=min(400, 38 + 35 * d_model), key="pe_vector_table",
+    scrolling_table(
+        [t("positional_encoding.vec.col_dim"), t("positional_encoding.vec.col_pair"),
+         t("positional_encoding.vec.col_formula"), t("positional_encoding.vec.col_value")],
+        [[int(i), int(i) // 2, f"{'sin' if i % 2 == 0 else 'cos'}({pos} / {divisors[i // 2]:,.4g})", signed(v)]
+         for i, v in zip(dims, vector)],
     )
     shown = ", ".join(signed(v) for v in vector[:16]) + (", …" if d_model > 16 else "")
     st.markdown(t("positional_encoding.vec.row", pos=pos, d=d_model, row=f"[{shown}]"))
@@ -162,24 +169,18 @@ def position_sections(d_model: int, base: float) -> None:
         dim_labels = [str(i) for i in range(shown_dims)]
         title_key = "positional_encoding.rel.matrix_title" if shown_dims == d_model \
             else "positional_encoding.rel.matrix_title_part"
-        draw.plotly_cached(
-            matrix_heatmap_spec, (check.matrix[:shown_dims, :shown_dims],),
-            dict(title=t(title_key, k=offset, d=d_model, shown=shown_dims),
-                 x_title=t("positional_encoding.rel.input_dim"),
-                 y_title=t("positional_encoding.rel.output_dim"),
-                 value_title=t("positional_encoding.axis.value"), x_labels=dim_labels, y_labels=dim_labels,
-                 height=min(640, 200 + 30 * shown_dims)),
-            width="stretch", key="pe_matrix",
+        matrix_chart(
+            check.matrix[:shown_dims, :shown_dims], key="pe_matrix",
+            title=t(title_key, k=offset, d=d_model, shown=shown_dims),
+            x_title=t("positional_encoding.rel.input_dim"), y_title=t("positional_encoding.rel.output_dim"),
+            value_title=t("positional_encoding.axis.value"), x_labels=dim_labels, y_labels=dim_labels,
+            height=min(640, 200 + 30 * shown_dims), cell_px=max(14, min(36, 320 // shown_dims)),
         )
     with right:
-        st.dataframe(
-            pd.DataFrame({
-                t("positional_encoding.vec.col_dim"): dims,
-                f"PE({pos})": [signed(v, 4) for v in check.pe_position],
-                f"M_{offset}·PE({pos})": [signed(v, 4) for v in check.rotated],
-                f"PE({pos + offset})": [signed(v, 4) for v in check.pe_target],
-            }),
-            hide_index=True, width="stretch", height=min(560, 38 + 35 * d_model), key="pe_check_table",
+        scrolling_table(
+            [t("positional_encoding.vec.col_dim"), f"PE({pos})", f"M_{offset}·PE({pos})", f"PE({pos + offset})"],
+            [[int(i), signed(a, 4), signed(b, 4), signed(c, 4)]
+             for i, a, b, c in zip(dims, check.pe_position, check.rotated, check.pe_target)],
         )
         st.metric(t("positional_encoding.rel.error"), f"{check.max_abs_error:.1e}")
     st.caption(t("positional_encoding.rel.caption", k=offset))
@@ -192,12 +193,11 @@ st.header(t("positional_encoding.input.header"))
 
 
 def prompt_heatmap(matrix: np.ndarray, title_key: str, bound: float | None = None) -> None:
-    draw.plotly_cached(
-        matrix_heatmap_spec, (matrix,),
-        dict(title=t(title_key), x_title=t("positional_encoding.axis.dimension"),
-             y_title=t("positional_encoding.axis.token"), value_title=t("positional_encoding.axis.value"),
-             y_labels=token_labels, height=min(600, 170 + 30 * len(token_labels)), bound=bound),
-        width="stretch", key=f"pe_input_{title_key.rsplit('.', 1)[-1]}",
+    matrix_chart(
+        matrix, key=f"pe_input_{title_key.rsplit('.', 1)[-1]}",
+        title=t(title_key), x_title=t("positional_encoding.axis.dimension"),
+        y_title=t("positional_encoding.axis.token"), value_title=t("positional_encoding.axis.value"),
+        y_labels=token_labels, height=min(600, 170 + 30 * len(token_labels)), bound=bound,
     )
 
 
@@ -243,13 +243,12 @@ else:
     theta = positional.rope_frequencies(cfg.d_head)
     st.info(t(f"positional_encoding.rope.model_uses_{cfg.positional}", model=model_label, d=cfg.d_model))
     model_table = loaded.model.positional_table(cfg.n_ctx)
-    draw.plotly_cached(
-        matrix_heatmap_spec, (model_table,), dict(title=t(f"positional_encoding.rope.table_title_{cfg.positional}",
-                                                     model=model_label, n=cfg.n_ctx, d=cfg.d_model),
-                                             x_title=t("positional_encoding.axis.dimension"),
-                                             y_title=t("positional_encoding.axis.position"),
-                                             value_title=t("positional_encoding.axis.value"), height=520),
-        width="stretch", key="pe_model_table",
+    matrix_chart(
+        model_table, key="pe_model_table",
+        title=t(f"positional_encoding.rope.table_title_{cfg.positional}", model=model_label, n=cfg.n_ctx,
+                d=cfg.d_model),
+        x_title=t("positional_encoding.axis.dimension"), y_title=t("positional_encoding.axis.position"),
+        value_title=t("positional_encoding.axis.value"), height=520,
     )
     if cfg.positional == "sinusoidal":
         same = float(np.max(np.abs(model_table - positional.sinusoidal_table(cfg.n_ctx, cfg.d_model))))
@@ -317,15 +316,16 @@ def rotation_view(q_vec: np.ndarray, k_vec: np.ndarray, n_ctx: int) -> None:
             q=picture.q, k=picture.k, q_rotated=picture.q_rotated, k_rotated=picture.k_rotated,
         ))
     if panels:
-        draw.plotly_cached(
-            rotation_panels_spec, (panels,), dict(text=RotationText(
-                title=t("positional_encoding.rope.rotation_title", m=m, n=n),
-                q_before=t("positional_encoding.rope.q_before"), k_before=t("positional_encoding.rope.k_before"),
-                q_after=t("positional_encoding.rope.q_after", m=m), k_after=t("positional_encoding.rope.k_after", n=n),
-                axis_even=t("positional_encoding.rope.axis_even"), axis_odd=t("positional_encoding.rope.axis_odd"),
-            )),
-            width="stretch", key="pe_rope_panels",
-        )
+        with st.container(key="pe_rope_panels"):  # a selector for the tests and the bench
+            draw.vega_cached(
+                rotation_panels_vega, (panels,), dict(text=RotationText(
+                    title=t("positional_encoding.rope.rotation_title", m=m, n=n),
+                    q_before=t("positional_encoding.rope.q_before"), k_before=t("positional_encoding.rope.k_before"),
+                    q_after=t("positional_encoding.rope.q_after", m=m), k_after=t("positional_encoding.rope.k_after", n=n),
+                    axis_even=t("positional_encoding.rope.axis_even"), axis_odd=t("positional_encoding.rope.axis_odd"),
+                )),
+                key="pe_rope_panels_chart",
+            )
     st.markdown(t("positional_encoding.rope.angle_note", delta=m - n))
 
 

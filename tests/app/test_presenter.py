@@ -47,7 +47,7 @@ def test_presenter_switch_enlarges_chart_and_diagram_fonts() -> None:
     configs = _vega_configs(at)
     assert configs and all(c["axis"]["labelFontSize"] >= 16 and c["axis"]["titleFontSize"] >= 18
                            and c["title"]["fontSize"] >= 18 for c in configs)
-    at.switch_page("pages/positional_encoding.py").run()
+    at.switch_page("pages/embeddings.py").run()
     plots = [json.loads(c.proto.spec)["layout"] for c in at.get("plotly_chart")]
     assert plots and all(p["font"]["size"] >= 16 for p in plots)
 

@@ -188,23 +188,6 @@ def test_text_in_grid_cells_is_cut_to_the_cell_width() -> None:
         assert text["limit"] == {"expr": CELL_TEXT_LIMIT} and "bandwidth('x')" in CELL_TEXT_LIMIT
 
 
-def test_rope_subplot_titles_are_short_lines_that_do_not_run_into_each_other() -> None:
-    from core.bpe_view import display_width
-    from ui.charts.positional import PairPanel, RotationText, rotation_panels
-
-    v = np.array([1.0, 0.5])
-    subtitles = ["pair 0: θ = 1, (m − n)·θ = 171.9°", "pair 15: θ = 0.000178, (m − n)·θ = 0.0°",
-                 "第 0 对：θ = 1，(m − n)·θ = 171.9°", "pair 4: θ = 0.1, (m − n)·θ = 17.2°"]
-    fig = rotation_panels([PairPanel(s, v, v, v, v) for s in subtitles],
-                          text=RotationText("t", "q", "k", "q'", "k'", "dim 2i", "dim 2i+1"))
-    texts = [a.text for a in fig.layout.annotations]
-    assert [t.replace("<br>", "") for t in texts] == subtitles
-    assert all(display_width(line) <= 24 for t in texts for line in t.split("<br>"))
-    assert fig.layout.legend.y <= -0.3  # below the axis titles
-    # the (possibly two-line) title sits at the very top, above three-line subplot titles
-    assert fig.layout.title.yanchor == "top" and fig.layout.title.yref == "container" and fig.layout.margin.t >= 140
-
-
 def test_presenter_mode_enlarges_a_shared_colour_scale() -> None:
     """The all-heads grid draws one colour scale for every panel (layout.coloraxis): its ticks
     and title stayed at 11 px in presenter mode."""

@@ -13,7 +13,6 @@ from plotly.subplots import make_subplots
 
 from ui.charts.attention import head_grid_figure
 from ui.charts.common import fonts, ready_figure, style_plotly, style_plotly_dict, wrap_title
-from ui.charts.positional import PairPanel, RotationText, rotation_panels
 from ui.charts.vectors import AxisTitles, MapText, arrows_from_origin, embedding_map_3d, matrix_heatmap
 
 
@@ -74,8 +73,6 @@ def as_json(fig_dict: dict) -> dict:
 def figures() -> dict[str, go.Figure]:
     rng = np.random.default_rng(0)
     v = lambda *shape: rng.normal(size=shape)  # noqa: E731
-    panel = PairPanel("pair 0 · θ 1", v(2), v(2), v(2), v(2))
-    text = RotationText("Rotation of q (m = 3) and k (n = 1)", "q", "k", "q rotated", "k rotated", "dim 2i", "dim 2i+1")
     subplots = make_subplots(rows=2, cols=2, subplot_titles=["a", "b", "c", "d"])
     subplots.add_trace(go.Bar(x=[1, 2], y=[3, 4], text=["x", "y"]), row=2, col=2)
     subplots.update_layout(title="A title long enough to be wrapped into two or three lines on a phone", margin={"t": 40})
@@ -96,7 +93,6 @@ def figures() -> dict[str, go.Figure]:
         "matrix_labelled": matrix_heatmap(v(5, 8), title="Your prompt's 5 rows of the embedding matrix (128 numbers each)",
                                           x_title="dim", y_title="token", value_title="v", y_labels=tokens, bound=2.0),
         "matrix_large": matrix_heatmap(v(40, 64), title="PE", x_title="d", y_title="p", value_title="v", height=600),
-        "rotation": rotation_panels([panel, panel], text=text),
         "arrows": arrows_from_origin({"king": v(3), "queen": v(3)}, title="Arrows", axes=AxisTitles("x", "y", "z"),
                                      hover_value="v"),
         "map_3d": emb_map,
@@ -142,63 +138,6 @@ def test_ready_figure_is_what_streamlit_sends_without_copying() -> None:
     for trace in expected["data"]:
         trace.pop("uid", None)
     assert json.loads(plotly.io.to_json(sent, validate=False)) == as_json(expected)
-
-
-def reference_rotation_panels(panels: list[PairPanel], *, text: RotationText) -> go.Figure:
-    """The RoPE panels as first written with make_subplots (slow: ~80 ms for four panels)."""
-    from ui.charts.common import CJK_FONT
-    from ui.charts.positional import K_COLOUR, Q_COLOUR
-
-    count = max(1, len(panels))
-    fig = make_subplots(rows=1, cols=count, subplot_titles=[wrap_title(p.subtitle, 24).replace("\n", "<br>")
-                                                            for p in panels], horizontal_spacing=0.06)
-    styles = (("q", text.q_before, Q_COLOUR, "dash", 0.45), ("k", text.k_before, K_COLOUR, "dash", 0.45),
-              ("q_rotated", text.q_after, Q_COLOUR, "solid", 1.0), ("k_rotated", text.k_after, K_COLOUR, "solid", 1.0))
-    for col, panel in enumerate(panels, start=1):
-        reach = max(float(np.linalg.norm(panel.q)), float(np.linalg.norm(panel.k)), 1e-9) * 1.15
-        for attr, name, colour, dash, opacity in styles:
-            vx, vy = (float(c) for c in getattr(panel, attr))
-            fig.add_trace(go.Scatter(
-                x=[0.0, vx], y=[0.0, vy], mode="lines+markers", line={"color": colour, "dash": dash, "width": 3},
-                marker={"symbol": ["circle", "arrow"], "size": [4, 14], "angleref": "previous", "color": colour},
-                opacity=opacity, name=name, legendgroup=name, showlegend=col == 1,
-                hovertemplate=f"{name}<br>(%{{x:.3f}}, %{{y:.3f}})<extra></extra>",
-            ), row=1, col=col)
-        fig.update_xaxes(range=[-reach, reach], zeroline=True, title_text=text.axis_even, row=1, col=col)
-        fig.update_yaxes(range=[-reach, reach], zeroline=True, title_text=text.axis_odd,
-                         scaleanchor=f"x{'' if col == 1 else col}", scaleratio=1, row=1, col=col)
-    fig.update_annotations(font={"size": 12})
-    fig.update_layout(title={"text": text.title, "y": 1, "yref": "container", "yanchor": "top", "pad": {"t": 8}},
-                      height=460, margin={"l": 10, "r": 10, "t": 150, "b": 10},
-                      hoverlabel={"font": {"family": CJK_FONT}}, legend={"orientation": "h", "y": -0.3})
-    return fig
-
-
-def close(a: object, b: object, path: str = "") -> None:
-    """Equal JSON values, floats to 1e-12 (subplot domains are sums of shares)."""
-    if isinstance(a, float) or isinstance(b, float):
-        assert a == pytest.approx(b, rel=1e-12, abs=1e-12), path
-    elif isinstance(a, dict):
-        assert isinstance(b, dict) and a.keys() == b.keys(), (path, set(a) ^ set(b) if isinstance(b, dict) else b)
-        for key in a:
-            close(a[key], b[key], f"{path}.{key}")
-    elif isinstance(a, list):
-        assert isinstance(b, list) and len(a) == len(b), path
-        for i, (x, y) in enumerate(zip(a, b)):
-            close(x, y, f"{path}[{i}]")
-    else:
-        assert a == b, path
-
-
-@pytest.mark.parametrize("count", [1, 2, 4])
-def test_rope_panels_written_as_one_dict_equal_the_make_subplots_figure(count: int) -> None:
-    rng = np.random.default_rng(count)
-    panels = [PairPanel(f"pair {i} · θ {0.1 * i:.3g} · turn {30 * i}°", *(rng.normal(size=2) for _ in range(4)))
-              for i in range(count)]
-    text = RotationText("Rotation of q (m = 3) and k (n = 1) for the chosen pairs", "q", "k", "q rotated (m)",
-                        "k rotated (n)", "dim 2i", "dim 2i+1")
-    close(as_json(rotation_panels(panels, text=text).to_dict()),
-          as_json(reference_rotation_panels(panels, text=text).to_dict()))
 
 
 @pytest.mark.parametrize("query", [0, 3, 6])

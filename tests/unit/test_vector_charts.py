@@ -111,19 +111,6 @@ def test_the_map_sends_plain_lists_that_plotly_writes_without_cleaning() -> None
 
 
 @pytest.mark.parametrize("presenter", [False, True])
-@pytest.mark.parametrize("count", [1, 4])
-def test_the_rotation_pictures_dict_is_the_figure_plotly_wrote(count: int, presenter: bool) -> None:
-    from ui.charts.positional import PairPanel, RotationText, rotation_panels, rotation_panels_spec
-
-    v = lambda: rng.normal(size=2)  # noqa: E731
-    panels = [PairPanel(f"pair {i} · θ {0.5 ** i:.3g} · turn 12.5°", v(), v(), v(), v()) for i in range(count)]
-    text = RotationText("Rotation of q (m = 3) and k (n = 1)", "q", "k", "q rotated (m)", "k rotated (n)",
-                        "dim 2i", "dim 2i+1")
-    reference = json.loads(_sent(rotation_panels(panels, text=text), presenter))
-    assert json.loads(_sent(rotation_panels_spec(panels, text=text), presenter)) == reference
-
-
-@pytest.mark.parametrize("presenter", [False, True])
 @pytest.mark.parametrize("part", ["points", "ring", "whole", "sample"])
 def test_the_map_dict_is_the_figure_plotly_wrote(part: str, presenter: bool) -> None:
     from ui.charts.vectors import embedding_map_spec

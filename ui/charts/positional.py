@@ -1,8 +1,9 @@
 """Charts of the positional-encoding page: the table, its waves, M_k, and RoPE's rotations.
 
-Large matrices (up to 256 positions × 512 dimensions) go to Plotly heatmaps
-(``matrix_heatmap``), which draw one image instead of one SVG mark per cell; lines and small
-charts use Altair.
+Every chart is Vega-Lite, so the page never loads Plotly in the browser: heat maps one rectangle
+per cell up to ``RECT_MAX_CELLS`` cells and one server-coloured image beyond (up to 256
+positions × 512 dimensions, a foreign model's table: ``matrix_heatmap_vega``), the waves and
+the 2-D rotation pictures as lines and arrows.
 """
 
 from __future__ import annotations
@@ -14,13 +15,12 @@ from dataclasses import dataclass
 import altair as alt
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
 
-from ui.charts.common import CJK_FONT, figure_dict, wrap_title
-from ui.charts.vectors import matrix_heatmap, matrix_heatmap_spec
+from ui.charts.common import wrap_title
+from ui.charts.vectors import matrix_chart, matrix_heatmap, matrix_heatmap_spec, matrix_heatmap_vega
 
-__all__ = ["matrix_heatmap", "matrix_heatmap_spec", "waves", "frequency_chart", "rotation_panels",
-           "rotation_panels_spec", "score_by_offset", "PairPanel", "RotationText"]
+__all__ = ["matrix_heatmap", "matrix_heatmap_spec", "matrix_heatmap_vega", "matrix_chart", "waves", "frequency_chart",
+           "rotation_panels_vega", "score_by_offset", "PairPanel", "RotationText"]
 
 Q_COLOUR = "#2f6fdb"  # blue: the query
 K_COLOUR = "#e8590c"  # orange: the key
@@ -117,73 +117,62 @@ class RotationText:
     axis_odd: str
 
 
-ROTATION_SPACING = 0.06  # between the panels, as a share of the figure's width
+ROTATION_PANEL_PX = 210  # each 2-D picture is square: one unit is as long across as up
+ROTATION_COLUMNS = 2  # four pictures as a 2 × 2 grid: ~600 px wide, readable from a phone to a projector
 
 
-def _rotation_raw(panels: Sequence[PairPanel], *, text: RotationText) -> dict:
+def rotation_panels_vega(panels: Sequence[PairPanel], *, text: RotationText) -> dict:
     """Side-by-side 2-D pictures: q and k before (faint, dashed) and after rotation (solid arrows).
 
-    The subplot layout is written out as one dict (what ``make_subplots`` + ``add_trace(row, col)``
-    + per-axis updates produce, at a fraction of the cost: a slider here rebuilds the figure).
+    One square picture per pair, each with its own range (the pair's longer vector, plus 15 %)
+    on both axes, so a rotation keeps its true angle; the arrow heads point along their arrows.
+    Vega-Lite, written as a dict: a slider here rebuilds it, and the page then needs no Plotly.
 
-    Example: rotation_panels([PairPanel("pair 0", q, k, qr, kr)], text=RotationText(...))
+    Example: rotation_panels_vega([PairPanel("pair 0", q, k, qr, kr)], text=RotationText(...))
     """
-    count = max(1, len(panels))
-    width = (1.0 - ROTATION_SPACING * (count - 1)) / count
-    styles = (
-        ("q", text.q_before, Q_COLOUR, "dash", 0.45),
-        ("k", text.k_before, K_COLOUR, "dash", 0.45),
-        ("q_rotated", text.q_after, Q_COLOUR, "solid", 1.0),
-        ("k_rotated", text.k_after, K_COLOUR, "solid", 1.0),
-    )
-    layout: dict = {
-        # The title pinned to the very top, and room under it for subplot titles of up to three
-        # lines: in the middle of the margin a two-line title (phone, presenter) sat on them.
-        "title": {"text": text.title, "y": 1, "yref": "container", "yanchor": "top", "pad": {"t": 8}},
-        "height": 460,
-        "margin": {"l": 10, "r": 10, "t": 150, "b": 10},
-        "hoverlabel": {"font": {"family": CJK_FONT}},
-        "legend": {"orientation": "h", "y": -0.3},  # below the "dim 2i" axis titles, not on them
-        "annotations": [],
-    }
-    traces = []
-    for col, panel in enumerate(panels, start=1):
-        suffix = "" if col == 1 else str(col)
-        x0 = (col - 1) * (width + ROTATION_SPACING)
-        x1 = min(1.0, x0 + width)
-        reach = max(float(np.linalg.norm(panel.q)), float(np.linalg.norm(panel.k)), 1e-9) * 1.15
-        for attr, name, colour, dash, opacity in styles:
+    styles = (("q", text.q_before), ("k", text.k_before), ("q_rotated", text.q_after), ("k_rotated", text.k_after))
+    names = [name for _, name in styles]
+    rows = []
+    for index, panel in enumerate(panels):
+        for attr, name in styles:
             vx, vy = (float(c) for c in getattr(panel, attr))
-            traces.append({
-                "type": "scatter", "x": [0.0, vx], "y": [0.0, vy], "mode": "lines+markers",
-                "line": {"color": colour, "dash": dash, "width": 3},
-                "marker": {"symbol": ["circle", "arrow"], "size": [4, 14], "angleref": "previous", "color": colour},
-                "opacity": opacity, "name": name, "legendgroup": name, "showlegend": col == 1,
-                "hovertemplate": f"{name}<br>(%{{x:.3f}}, %{{y:.3f}})<extra></extra>",
-                "xaxis": f"x{suffix}", "yaxis": f"y{suffix}",
-            })
-        layout[f"xaxis{suffix}"] = {"anchor": f"y{suffix}", "domain": [x0, x1], "range": [-reach, reach],
-                                    "zeroline": True, "title": {"text": text.axis_even}}
-        layout[f"yaxis{suffix}"] = {"anchor": f"x{suffix}", "domain": [0.0, 1.0], "range": [-reach, reach],
-                                    "zeroline": True, "title": {"text": text.axis_odd},
-                                    "scaleanchor": f"x{suffix}", "scaleratio": 1}
-        # Each subplot title on two short lines: in one line, four of them ran into each other.
-        layout["annotations"].append({
-            "font": {"size": 12}, "showarrow": False, "text": wrap_title(panel.subtitle, 24).replace("\n", "<br>"),
-            "x": (x0 + x1) / 2, "xanchor": "center", "xref": "paper", "y": 1.0, "yanchor": "bottom", "yref": "paper",
+            # Vega turns a symbol clockwise from pointing up, on a screen whose y runs down.
+            rows.append({"panel": index, "series": name, "x": vx, "y": vy, "zero": 0.0,
+                         "angle": math.degrees(math.atan2(vx, vy)) % 360.0, "rotated": attr.endswith("_rotated")})
+    frame = pd.DataFrame(rows, columns=["panel", "series", "x", "y", "zero", "angle", "rotated"])
+    # Colour and dash follow the series: Vega-Lite merges them into one legend whose four symbols
+    # look like the four arrows. The vectors before rotation are also fainter.
+    series = {"field": "series", "legend": {"orient": "bottom", "title": None, "columns": 2, "labelLimit": 260},
+              "sort": names, "type": "nominal"}
+    colour = {**series, "scale": {"domain": names, "range": [Q_COLOUR, K_COLOUR] * 2}}
+    dash = {**series, "scale": {"domain": names, "range": [[6, 4], [6, 4], [1, 0], [1, 0]]}}
+    opacity = {"condition": {"test": "datum.rotated", "value": 1.0}, "value": 0.5}
+    tooltip = [{"field": "series", "title": " ", "type": "nominal"},
+               {"field": "x", "format": ".3f", "title": text.axis_even, "type": "quantitative"},
+               {"field": "y", "format": ".3f", "title": text.axis_odd, "type": "quantitative"}]
+    pictures = []
+    for index, panel in enumerate(panels):
+        reach = max(float(np.linalg.norm(panel.q)), float(np.linalg.norm(panel.k)), 1e-9) * 1.15
+        axis_scale = {"domain": [-reach, reach], "nice": False, "zero": False}
+        x = {"field": "x", "scale": axis_scale, "title": text.axis_even, "type": "quantitative"}
+        y = {"field": "y", "scale": axis_scale, "title": text.axis_odd, "type": "quantitative"}
+        arrows = {"mark": {"type": "rule", "strokeWidth": 3}, "encoding": {
+            "color": colour, "opacity": opacity, "strokeDash": dash, "tooltip": tooltip,
+            "x": {"field": "zero", "scale": axis_scale, "title": text.axis_even, "type": "quantitative"},
+            "x2": {"field": "x"},
+            "y": {"field": "zero", "scale": axis_scale, "title": text.axis_odd, "type": "quantitative"},
+            "y2": {"field": "y"}}}
+        heads = {"mark": {"type": "point", "filled": True, "shape": "triangle-up", "size": 110}, "encoding": {
+            "angle": {"field": "angle", "scale": None, "type": "quantitative"},
+            "color": colour, "opacity": opacity, "tooltip": tooltip, "x": x, "y": y}}
+        pictures.append({
+            "transform": [{"filter": f"datum.panel == {index}"}],
+            "layer": [arrows, heads], "width": ROTATION_PANEL_PX, "height": ROTATION_PANEL_PX,
+            # Each picture's title on short lines: in one line, two of them ran into each other.
+            "title": {"text": wrap_title(panel.subtitle, 24), "fontSize": 12},
         })
-    return {"data": traces, "layout": layout}
-
-
-def rotation_panels(panels: Sequence[PairPanel], *, text: RotationText) -> go.Figure:
-    """``_rotation_raw``'s pictures as a ``go.Figure`` (the page draws ``rotation_panels_spec``)."""
-    return go.Figure(_rotation_raw(panels, text=text))
-
-
-def rotation_panels_spec(panels: Sequence[PairPanel], *, text: RotationText) -> dict:
-    """``rotation_panels(...).to_dict()`` written directly (``ui.charts.common.figure_dict``; a test
-    compares them): moving m or n redraws the pictures without building and validating a Figure."""
-    return figure_dict(_rotation_raw(panels, text=text))
+    return {"data": {"name": "rotation"}, "concat": pictures, "columns": min(ROTATION_COLUMNS, max(1, len(panels))),
+            "spacing": 28, "title": text.title, "$schema": alt.SCHEMA_URL, "datasets": {"rotation": frame}}
 
 
 def score_by_offset(
