@@ -74,6 +74,10 @@ _PHONE_CSS = """
    a narrower column scrolls them sideways. */
 .st-key-overview_diagram [data-testid="stMarkdownContainer"],
 [class*="st-key-tb_diagrams"] [data-testid="stMarkdownContainer"] { overflow-x: auto; }
+/* Elements far outside the window are neither laid out nor painted until they come near it
+   (the browser's own skipping; their text stays searchable): the Transformer block's layer pick
+   redraws a long fragment, Chromium 605 / 706 -> 377 / 437 ms (bench/browser_latency.py). */
+[data-testid="stMain"] [data-testid="stElementContainer"] { content-visibility: auto; contain-intrinsic-size: auto 120px; }
 /* A Markdown table (ui.text.markdown_table) wider than a phone scrolls inside its own box. */
 [data-testid="stMarkdownContainer"]:has(> table) { overflow-x: auto; }
 /* A long link to another station wraps instead of being cut at a phone's edge. */
