@@ -17,15 +17,9 @@ import ui.charts.common as draw
 from core import vectors
 from core.prompt import PromptProblem
 from ui.charts.common import bar_chart
-from ui.charts.vectors import (
-    AxisTitles,
-    MapText,
-    arrows_from_origin,
-    distance_vs_cosine,
-    embedding_map_spec,
-    matrix_heatmap_spec,
-    similarity_by_stage,
-)
+from ui.charts.space3d import arrows_space, embedding_space, joined_space, prompt_ring
+from ui.charts.vectors import MapText, distance_vs_cosine, matrix_chart, similarity_by_stage
+from ui.components import space3d
 from ui.i18n import load_strings, t
 from ui import state
 from ui.page import setup
@@ -174,15 +168,12 @@ with left:
         key="embeddings_lookup_ids",
     )
 with right:
-    draw.plotly_cached(  # built once per (prompt, language, theme): shared by every session
-        matrix_heatmap_spec, (embed_rows,), dict(
-            title=t("embeddings.lookup.heatmap_title", n=len(run.ids), d=cfg.d_model),
-            x_title=t("embeddings.axis.dimension"), y_title=t("embeddings.axis.token"),
-            value_title=t("embeddings.axis.value"), y_labels=token_labels,
-            height=min(700, 170 + 30 * len(run.ids)),
-        ),
-        width="stretch",
-        key="embeddings_lookup_heatmap",
+    matrix_chart(  # built once per (prompt, language, theme): shared by every session
+        embed_rows, key="embeddings_lookup_heatmap",
+        title=t("embeddings.lookup.heatmap_title", n=len(run.ids), d=cfg.d_model),
+        x_title=t("embeddings.axis.dimension"), y_title=t("embeddings.axis.token"),
+        value_title=t("embeddings.axis.value"), y_labels=token_labels,
+        height=min(700, 170 + 30 * len(run.ids)),
     )
 st.caption(t("embeddings.lookup.caption"))
 if cfg.scale_embeddings:
@@ -246,15 +237,10 @@ def similarity_lab(lang: str) -> None:
 
     left, right = st.columns([3, 2])
     with left:
-        draw.plotly_cached(
-            arrows_from_origin, (shown,), dict(
-                title=t("embeddings.lab.arrows_title_unit" if normalise else "embeddings.lab.arrows_title"),
-                axes=AxisTitles("x1", "x2", "x3"),
-                hover_value=t("embeddings.axis.vector"),
-            ),
-            width="stretch",
-            key="embeddings_lab_arrows",
-        )
+        space3d.space3d(space3d.cached(arrows_space, (shown,), dict(
+            title=t("embeddings.lab.arrows_title_unit" if normalise else "embeddings.lab.arrows_title"),
+            axes=("x1", "x2", "x3"), space_labels=space3d.space_labels(),
+        )), key="embeddings_lab_arrows")
     with right:
         pair_col = t("embeddings.lab.col_pair")
         cos_col, dist_col = t("embeddings.lab.col_cosine"), t("embeddings.lab.col_distance")
@@ -314,7 +300,6 @@ def semantic_map(model_name: str, prompt_ids: list[int], prompt_tokens: list[str
     with st.spinner(t("embeddings.loading.table")):  # the first visit fits the PCA of the whole table
         view = table_view(model_name)
     names = category_names(view)
-    visible = list(names)  # every category is drawn; the chart's legend hides and shows them
     controls = st.columns([3, 1])
     # Showing or hiding a category is a click on its legend entry: the browser redraws the map
     # without a round trip (a server-side filter cost a rerun and a redraw of 1,837 points).
@@ -341,14 +326,13 @@ def semantic_map(model_name: str, prompt_ids: list[int], prompt_tokens: list[str
         prompt=t("embeddings.map.prompt"),
     )
     map_args = (projection.coords, view.labels, view.categories, names, ratio)
-    # About 1k points, built once per (model, choices, language, theme) and shared by every prompt;
-    # the prompt's ringed tokens are a small figure of their own, joined to it on each rerun.
-    points = draw.plotly_figure_cached(embedding_map_spec, map_args, dict(
-        text=text, visible_categories=visible, show_other=not only_categories, shown_ids=shown))
-    ring = draw.plotly_figure_cached(embedding_map_spec, map_args, dict(
-        text=text, visible_categories=(), show_other=False, highlight_ids=prompt_ids,
-        highlight_labels=[display_token(tok) for tok in prompt_tokens], shown_ids=shown))
-    draw.plotly(draw.joined_figure(points, ring), width="stretch", key="embeddings_map_chart")
+    # About 1k points, built once per (model, choices, language) and shared by every prompt; the
+    # prompt's ringed tokens are a small part of their own, joined to it on each rerun.
+    points = space3d.cached(embedding_space, map_args, dict(
+        text=text, show_other=not only_categories, shown_ids=shown, space_labels=space3d.space_labels()))
+    ring = space3d.cached(prompt_ring, (projection.coords, prompt_ids,
+                                        [display_token(tok) for tok in prompt_tokens]), dict(name=text.prompt))
+    space3d.space3d(joined_space(points, ring), key="embeddings_map_chart")
     if view.trained:
         st.caption(t("embeddings.map.trained_only", shown=f"{len(shown):,}", vocab=f"{len(view.labels):,}",
                      unseen=f"{len(view.labels) - len(view.trained):,}"))

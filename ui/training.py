@@ -30,10 +30,12 @@ from core.snapshots import MAX_STEP
 from core.train import PRESETS, SHAPES
 from ui import session_models, state
 from ui.charts import training as charts
-from ui.charts.common import heatmap, plotly_cached, vega
+from ui.charts.common import heatmap, vega
+from ui.charts.space3d import embedding_space, joined_space, prompt_ring
+from ui.components import space3d
 from ui.charts.output import token_labels
 from ui.charts.spec import chart_spec
-from ui.charts.vectors import MapText, embedding_map_3d
+from ui.charts.vectors import MapText
 from ui.i18n import load_strings, t, translate
 from ui.precompute import EMBEDDINGS_TABLE, embeddings_table
 from ui.resources import get_model, memo, run_prompt, shared
@@ -296,13 +298,18 @@ def _replay(prompt: str) -> None:
         names = {c: t(f"embeddings.category.{c}") if f"embeddings.category.{c}" in known else c
                  for c in dict.fromkeys(c for c in view.categories if c)}
         ratio = view.projection.explained_variance_ratio
-        plotly_cached(embedding_map_3d, (view.projection.coords, view.labels, view.categories, names, ratio), dict(
-            text=MapText(title=t("training.replay.pca.title", step=f"{step:,}"), axis=t("embeddings.map.axis"),
-                         token=t("embeddings.axis.token"), token_id=t("embeddings.lookup.col_id"),
-                         category=t("embeddings.map.category"), other=t("embeddings.map.other"),
-                         prompt=t("embeddings.map.prompt")),
-            visible_categories=list(names), show_other=True, highlight_ids=list(run.ids),
-            highlight_labels=[display_token(x) for x in run.tokens]), width="stretch", key="training_pca_chart")
+        text = MapText(title=t("training.replay.pca.title", step=f"{step:,}"), axis=t("embeddings.map.axis"),
+                       token=t("embeddings.axis.token"), token_id=t("embeddings.lookup.col_id"),
+                       category=t("embeddings.map.category"), other=t("embeddings.map.other"),
+                       prompt=t("embeddings.map.prompt"))
+        # The snapshot's map, built once per (snapshot, language) and shared; the prompt's ring per prompt.
+        points = space3d.cached(embedding_space, (view.projection.coords, view.labels, view.categories, names, ratio),
+                                dict(text=text, show_other=True, space_labels=space3d.space_labels(),
+                                     # the tokens the model saw in training (as on Embeddings): an unseen row is noise
+                                     shown_ids=sorted({*view.trained, *run.ids}) if view.trained else None))
+        ring = space3d.cached(prompt_ring, (view.projection.coords, list(run.ids),
+                                            [display_token(x) for x in run.tokens]), dict(name=text.prompt))
+        space3d.space3d(joined_space(points, ring), key="training_pca_chart")
         st.caption(t("training.replay.pca.caption"))
 
 

@@ -126,3 +126,21 @@ def markdown_tables(at: AppTest) -> list[list[dict[str, str]]]:
         header = cells(lines[0])
         tables.append([dict(zip(header, cells(line))) for line in lines[2:]])
     return tables
+
+
+def spaces(at: AppTest) -> dict[str, dict]:
+    """Every 3-D space (``ui.components.space3d``) of the main area by its key: the data sent."""
+    from ui.components.space3d import COMPONENT_NAME
+
+    found: dict[str, dict] = {}
+
+    def walk(node: Any) -> None:
+        proto = getattr(node, "proto", None)
+        if type(proto).__name__ == "BidiComponent" and proto.component_name == COMPONENT_NAME:
+            key = proto.id.rsplit("-", 1)[-1]  # a keyed element's id ends with its key
+            found[key] = json.loads(proto.json)
+        for child in getattr(node, "children", {}).values():
+            walk(child)
+
+    walk(at.main)
+    return found

@@ -32,7 +32,7 @@ from streamlit.testing.v1 import AppTest
 import core
 from core import attention_math as am
 from core.prompt import clean_prompt
-from tests.app.conftest import APP, assert_clean
+from tests.app.conftest import APP, assert_clean, spaces
 from ui import nav, state
 from ui.i18n import load_strings, translate
 
@@ -377,15 +377,12 @@ def lab_reset(at: AppTest) -> AppTest:
 
 
 def lab_names_escaped(at: AppTest, _lang: str) -> None:
-    """The lab word reaches Plotly's names and hover templates as literal text, never HTML or %{…}."""
-    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
-    fig = next(f for f in specs if any(t.get("type") == "cone" for t in f["data"]))  # the 3-D arrows
-    names = [t.get("name") for t in fig["data"]]
-    assert "&lt;b&gt;x&lt;/b&gt;&#37;{y}" in names, names
-    for trace in fig["data"]:
-        template = trace.get("hovertemplate") or ""
-        assert "<b>x</b>" not in template, template
-        assert set(re.findall(r"%\{[^}]*\}", template)) <= {"%{x:.3f}", "%{y:.3f}", "%{z:.3f}"}, template
+    """The lab word reaches the 3-D arrows as the literal text typed (the browser writes it with
+    fillText/textContent, never as markup), and nothing else in the drawing changes."""
+    arrows = spaces(at)["embeddings_lab_arrows"]["arrows"]
+    names = [a["name"] for a in arrows]
+    assert "<b>x</b>%{y}" in names, names
+    assert all(len(a["tip"]) == 3 for a in arrows)
 
 
 CASES += [

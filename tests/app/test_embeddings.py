@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import base64
 import json
 
 import numpy as np
 import pytest
+from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
 from streamlit.testing.v1 import AppTest
 
-from tests.app.conftest import APP, assert_clean, chart_title, open_page
+from tests.app.conftest import APP, assert_clean, chart_title, open_page, spaces
 
 PAGE = "embeddings"
 SEED_NUMBERS = {"0.99", "0.34", "0.14", "1.16"}
@@ -35,16 +35,17 @@ def table_with(at: AppTest, column: str):
     raise AssertionError(f"no table with a column {column!r}: {[list(f.columns) for f in frames]}")
 
 
-def plotly_specs(at: AppTest) -> list[dict]:
-    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+def the_map(at: AppTest) -> dict:
+    return spaces(at)["embeddings_map_chart"]
 
 
-def array_length(values) -> int:
-    """Length of a Plotly array, plain or base64 ``bdata`` (Plotly ≥ 6)."""
-    if isinstance(values, dict):
-        width = np.dtype(values["dtype"]).itemsize
-        return len(base64.b64decode(values["bdata"])) // width
-    return len(values)
+def group_sizes(space: dict) -> dict[str, int]:
+    """How many points each group of a 3-D space holds, by the group's (legend) name."""
+    names = [g["name"] for g in space["groups"]]
+    counts = dict.fromkeys(names, 0)
+    for g in space["points"]["group"]:
+        counts[names[g]] += 1
+    return counts
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -91,9 +92,19 @@ def test_lookup_table_shows_the_prompts_ids_and_rows() -> None:
     at = open_embeddings()
     ids = table_with(at, "id")
     assert list(ids["token"]) == ["The", "␣capital", "␣of", "␣France", "␣is"]
-    heat = plotly_specs(at)[0]["data"][0]
-    assert heat["type"] == "heatmap"
-    assert heat["y"] == ["0·The", "1·␣capital", "2·␣of", "3·␣France", "4·␣is"]
+    [heat] = [e for e in at.get("vega_lite_chart") if chart_title(json.loads(e.proto.spec)).startswith("Your prompt's")]
+    cells = convert_arrow_bytes_to_pandas_df(heat.proto.datasets[0].data.data)
+    rows = list(dict.fromkeys(cells.iloc[:, 0]))  # the row labels, top to bottom
+    assert rows == ["0·The", "1·␣capital", "2·␣of", "3·␣France", "4·␣is"]
+    import core
+    from ui.precompute import embeddings_table
+
+    loaded = core.load_builtin("classic")
+    table = np.asarray(embeddings_table(loaded).matrix)
+    ids = loaded.tokenizer.encode("The capital of France is")
+    assert len(cells) == len(ids) * table.shape[1]
+    shown = cells.iloc[:, 2].to_numpy(dtype=float).reshape(len(ids), table.shape[1])
+    np.testing.assert_allclose(shown, table[ids], rtol=1e-6, atol=1e-7)  # the table's own rows
     metric = next(m for m in at.metric if "vocab" in m.label)
     assert "×" in metric.value
 
@@ -116,30 +127,37 @@ def test_map_holds_every_token_the_model_trained_on() -> None:
     import core
 
     at = open_embeddings()
-    spec = next(s for s in plotly_specs(at) if s["data"] and s["data"][0]["type"] == "scatter3d"
-                and "PC1" in json.dumps(s["layout"]))
+    space = the_map(at)
     shape = next(m for m in at.metric if "vocab" in m.label).value
     vocab_size = int(shape.split("×")[0].replace(",", ""))
     loaded = core.load_builtin("classic")
     trained = set(loaded.metrics["trained_token_ids"])
     vocab = len(trained)  # the default prompt's tokens and the category words are all among them
     assert 500 < vocab < vocab_size
-    prompt_trace = spec["data"][-1]
-    assert prompt_trace["name"] == "your prompt" and array_length(prompt_trace["x"]) == 5
-    assert sum(array_length(trace["x"]) for trace in spec["data"][:-1]) == vocab
+    sizes = group_sizes(space)
+    assert space["groups"][-1]["name"] == "your prompt" and space["groups"][-1]["ring"]
+    assert sizes["your prompt"] == 5
+    assert sum(sizes.values()) - 5 == vocab
+    ids = space["points"]["id"]
+    assert set(ids[:-5]) == trained and ids[-5:] == loaded.tokenizer.encode("The capital of France is")
     assert any(f"{vocab_size - len(trained):,}" in c.value for c in at.caption)  # says how many are left out
-    names = [trace["name"] for trace in spec["data"]]
-    assert "other" in names and "fruit" in names and "capital city" in names
+    assert "other" in sizes and "fruit" in sizes and "capital city" in sizes
+    # Each point sits at its token's PCA coordinates (to 4 significant digits) and is labelled by it.
+    from ui.precompute import embeddings_table
+
+    view = embeddings_table(loaded)
+    sent = np.array([space["points"][c] for c in "xyz"]).T
+    np.testing.assert_allclose(sent, view.projection.coords[ids], rtol=6e-4, atol=1e-6)
+    assert space["points"]["label"][:3] == [view.labels[i] for i in ids[:3]]
     # Directions fitted to the category words: the same tokens, other axes.
-    axis_before = spec["layout"]["scene"]["xaxis"]["title"]["text"]
+    axis_before = space["axes"][0]
     at.radio(key="embeddings_map_fit").set_value("categories").run()
-    spec = next(s for s in plotly_specs(at) if "PC1" in json.dumps(s["layout"]))
-    assert spec["layout"]["scene"]["xaxis"]["title"]["text"] != axis_before
-    assert sum(array_length(trace["x"]) for trace in spec["data"][:-1]) == vocab
+    space = the_map(at)
+    assert space["axes"][0] != axis_before and axis_before.startswith("PC1")
+    assert sum(group_sizes(space).values()) - 5 == vocab
     # Only categories: the grey "other" points disappear.
     at.toggle(key="embeddings_map_only").set_value(True).run()
-    spec = next(s for s in plotly_specs(at) if "PC1" in json.dumps(s["layout"]))
-    assert "other" not in [trace["name"] for trace in spec["data"]]
+    assert "other" not in group_sizes(the_map(at))
 
 
 def test_analogy_defaults_to_capital_minus_country_plus_country() -> None:
@@ -228,9 +246,7 @@ def test_map_categories_are_legend_entries_toggled_in_the_browser(lang: str) -> 
     at = open_embeddings(lang)
     assert_clean(at)
     assert not [w for w in at.multiselect if w.key == "embeddings_map_categories"]
-    maps = [s for s in plotly_specs(at) if s["layout"].get("uirevision") == "embedding-map"]
-    assert len(maps) == 1
-    names = [tr["name"] for tr in maps[0]["data"] if tr.get("type") == "scatter3d"]
+    names = [g["name"] for g in the_map(at)["groups"] if g["legend"]]
     expected = {translate(f"embeddings.category.{key}", lang) for key in ("fruit", "animal", "country", "city")}
     assert expected <= set(names), names
     assert translate("embeddings.map.other", lang) in names  # the uncategorised tokens: one more entry

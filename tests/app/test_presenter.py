@@ -6,7 +6,7 @@ import json
 import xml.etree.ElementTree as ET
 from collections import Counter
 
-from tests.app.conftest import assert_clean, open_page, overview_svg
+from tests.app.conftest import assert_clean, open_page, overview_svg, spaces
 from ui.diagram import DIAGRAM_PX, PRESENTER_DIAGRAM_PX
 
 
@@ -48,6 +48,8 @@ def test_presenter_switch_enlarges_chart_and_diagram_fonts() -> None:
     assert configs and all(c["axis"]["labelFontSize"] >= 16 and c["axis"]["titleFontSize"] >= 18
                            and c["title"]["fontSize"] >= 18 for c in configs)
     at.switch_page("pages/embeddings.py").run()
+    assert spaces(at) and all(space["presenter"] is True for space in spaces(at).values())
+    at.switch_page("pages/multi_head_attention.py").run()
     plots = [json.loads(c.proto.spec)["layout"] for c in at.get("plotly_chart")]
     assert plots and all(p["font"]["size"] >= 16 for p in plots)
 

@@ -12,7 +12,7 @@ from altair.vegalite.v6.schema import load_schema
 from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
 from streamlit.testing.v1 import AppTest
 
-from tests.app.conftest import APP, assert_clean, chart_title, open_page
+from tests.app.conftest import APP, assert_clean, chart_title, open_page, spaces
 
 PAGE = "training"
 
@@ -62,7 +62,8 @@ def test_page_renders_with_every_section(lang: str) -> None:
         assert at.button(key=key)
     for words in TITLES[lang]:
         _chart(at, words)
-    assert len(at.get("plotly_chart")) == 1  # the 3-D embedding map
+    assert list(spaces(at)) == ["training_pca_chart"]  # the 3-D embedding map
+    assert not at.get("plotly_chart")
     schema = load_schema()  # the page skips Altair's validation at run time (speed): check every spec here
     for chart in at.get("vega_lite_chart"):
         validate_jsonschema(json.loads(chart.proto.spec), schema)
@@ -72,7 +73,7 @@ def test_page_renders_with_every_section(lang: str) -> None:
 def test_replay_slider_moves_every_chart(lang: str) -> None:
     at = open_page(PAGE, lang)
     before = {w: _datasets(_chart(at, w)) for w in TITLES[lang]}
-    pca_before = at.get("plotly_chart")[0].proto.spec
+    pca_before = spaces(at)["training_pca_chart"]
     held_before = _metric(at, "held-out" if lang == "en" else "留出集")
     steps = at.select_slider(key="train_step").options
     at.select_slider(key="train_step").set_value(steps[-1]).run()
@@ -80,7 +81,9 @@ def test_replay_slider_moves_every_chart(lang: str) -> None:
     assert _metric(at, "step" if lang == "en" else "步数").startswith(f"{_step(steps[-1]):,} /")
     for words in TITLES[lang]:
         assert _datasets(_chart(at, words)) != before[words], words
-    assert at.get("plotly_chart")[0].proto.spec != pca_before
+    pca_after = spaces(at)["training_pca_chart"]
+    assert pca_after["points"]["id"] == pca_before["points"]["id"]  # the same tokens, moved by training
+    assert pca_after["points"]["x"] != pca_before["points"]["x"] and pca_after["title"] != pca_before["title"]
     assert float(_metric(at, "held-out" if lang == "en" else "留出集")) < float(held_before)
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.app.conftest import open_page, vega_spec
+from tests.app.conftest import open_page, spaces, vega_spec
 from ui import nav
 
 # Words the Chinese textbook writes in Latin letters itself, names and units.
@@ -141,6 +141,11 @@ def visible_text(at: Any) -> Iterator[tuple[str, str]]:
         texts = []
         _plotly_text(json.loads(el.proto.spec), texts)
         yield from (("plotly", x) for x in texts)
+    for space in spaces(at).values():  # the 3-D spaces: title, axes, legend groups, their own words
+        yield "space3d", space["title"]
+        yield from (("space3d axis", a) for a in space["axes"])
+        yield from (("space3d legend", g["name"]) for g in space["groups"])
+        yield from (("space3d label", v) for v in space["labels"].values())
     for el in at.markdown:
         if el.value.startswith("<svg"):  # a drawing (ui.diagram): its texts and its lines' tooltips
             root = ET.fromstring(el.value)

@@ -1,4 +1,5 @@
-"""In real Chromium: the Embeddings page in both languages and the dark theme; rotate the 3-D map."""
+"""In real Chromium: the Embeddings page in both languages and the dark theme; turn the 3-D map,
+hide and isolate its groups from the legend, read a point's tooltip."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ pytestmark = pytest.mark.e2e
 
 TALL = {"width": 1440, "height": 7200}  # Streamlit scrolls inside a container: a tall viewport shows it all
 MAP = ".st-key-embeddings_map_chart"
+SPACE = '[data-testid="space3d"]'  # the component's root (Playwright's CSS reaches into its shadow root)
 
 
 def open_page(browser: Browser, app_url: str, *, locale: str, scheme: str, viewport: dict) -> Page:
@@ -28,16 +30,36 @@ def open_page(browser: Browser, app_url: str, *, locale: str, scheme: str, viewp
     return page
 
 
-def camera_eye(page: Page) -> dict:
-    """The 3-D scene's camera position as Plotly holds it (changes when the student drags)."""
-    return page.evaluate(
-        """(selector) => {
-            const plot = document.querySelector(selector + ' .js-plotly-plot');
-            const eye = plot._fullLayout.scene._scene.getCamera().eye;
-            return {x: eye.x, y: eye.y, z: eye.z};
-        }""",
-        MAP,
-    )
+def drawn(page: Page) -> int:
+    return int(page.locator(f"{MAP} {SPACE}").get_attribute("data-drawn") or -1)
+
+
+def view(page: Page) -> list[float]:
+    return [float(v) for v in (page.locator(f"{MAP} {SPACE}").get_attribute("data-view") or "").split(",")]
+
+
+def orange_pixels(page: Page) -> list[dict]:
+    """Where on screen the map painted the prompt's orange (#ff7f0e: its rings and their labels),
+    read from the canvas, bottom-most first (a ring sits below its label)."""
+    return page.evaluate("""(selector) => {
+        const hosts = [document.querySelector(selector), ...document.querySelectorAll(selector + ' *')];
+        const root = hosts.find((h) => h && h.shadowRoot);
+        const canvas = root && root.shadowRoot.querySelector('.s3-canvas');
+        if (!canvas) return [];
+        const ctx = canvas.getContext('2d');
+        const {width, height} = canvas;
+        const pixels = ctx.getImageData(0, 0, width, height).data;
+        const box = canvas.getBoundingClientRect();
+        const out = [];
+        for (let y = height - 1; y >= 0; y--) for (let x = 0; x < width; x++) {
+            const i = 4 * (y * width + x);
+            if (Math.abs(pixels[i] - 255) < 6 && Math.abs(pixels[i + 1] - 127) < 6 && Math.abs(pixels[i + 2] - 14) < 6
+                && pixels[i + 3] > 250) {
+                out.push({x: box.left + x * box.width / width, y: box.top + y * box.height / height});
+            }
+        }
+        return out;
+    }""", MAP)
 
 
 @pytest.mark.parametrize(("locale", "scheme", "name"), [("en-US", "light", "en"), ("zh-CN", "dark", "zh.dark"),
@@ -50,24 +72,26 @@ def test_whole_page(browser: Browser, app_url: str, screenshot_dir: Path, locale
     lab = page.locator(".st-key-embeddings_lab_table")
     for number in ("0.99", "0.34", "0.14", "1.16"):
         expect(lab).to_contain_text(number, timeout=30_000)
-    expect(page.locator(f"{MAP} .js-plotly-plot")).to_be_visible(timeout=30_000)
-    page.wait_for_timeout(1500)  # let WebGL draw
+    expect(page.locator(f"{MAP} {SPACE} canvas")).to_be_visible(timeout=30_000)
+    assert drawn(page) > 500  # about 1,100 tokens drawn
+    arrows = page.locator(f".st-key-embeddings_lab_arrows {SPACE}")
+    expect(arrows.locator("canvas")).to_be_visible()
+    expect(arrows).to_have_attribute("data-drawn", "0")  # arrows only, no points
+    assert page.locator(".js-plotly-plot").count() == 0  # no WebGL: Plotly never loads on this page
     page.screenshot(path=str(screenshot_dir / f"embeddings.{name}.png"))
     page.context.close()
 
 
-def test_drag_rotates_the_map(browser: Browser, app_url: str, screenshot_dir: Path) -> None:
+def test_drag_turns_the_map_and_a_rerun_keeps_the_view(browser: Browser, app_url: str, screenshot_dir: Path) -> None:
     page = open_page(browser, app_url, locale="en-US", scheme="light", viewport={"width": 1440, "height": 1000})
     chart = page.locator(MAP)
     chart.scroll_into_view_if_needed()
-    expect(chart.locator(".js-plotly-plot")).to_be_visible(timeout=30_000)
-    page.wait_for_timeout(1500)
-    before = camera_eye(page)
+    canvas = chart.locator(f"{SPACE} canvas")
+    expect(canvas).to_be_visible(timeout=30_000)
+    before = view(page)
     chart.screenshot(path=str(screenshot_dir / "embeddings.map.before.png"))
-    # Plotly's .gl-container can measure 0 px high: aim at the drawn plot itself, left of the
-    # legend, below the title.
-    box = chart.locator(".js-plotly-plot").bounding_box()
-    assert box is not None and box["height"] > 100, box
+    box = canvas.bounding_box()
+    assert box is not None and box["height"] > 300, box
     x, y = box["x"] + box["width"] * 0.4, box["y"] + box["height"] * 0.55
     page.mouse.move(x, y)
     page.mouse.down()
@@ -75,13 +99,65 @@ def test_drag_rotates_the_map(browser: Browser, app_url: str, screenshot_dir: Pa
         page.mouse.move(x + 25 * step, y + 8 * step)
         page.wait_for_timeout(30)
     page.mouse.up()
-    page.wait_for_timeout(800)
-    after = camera_eye(page)
-    moved = sum((after[a] - before[a]) ** 2 for a in "xyz") ** 0.5
-    assert moved > 0.1, (before, after)
+    after = view(page)
+    assert abs(after[0] - before[0]) > 1.0 and abs(after[1] - before[1]) > 0.3, (before, after)  # turned and tilted
     chart.screenshot(path=str(screenshot_dir / "embeddings.map.rotated.png"))
-    # Rotating is purely in the browser: no rerun, no error.
+    # "+" zooms; the view then survives a rerun of the map's section (a server round trip).
+    chart.get_by_role("button", name="Zoom in").click()
+    zoomed = view(page)
+    assert zoomed[2] == pytest.approx(1.25, abs=1e-3)
+    count = drawn(page)
+    page.locator(".st-key-embeddings_map_only label").click()  # "only categories": the grey points go
+    wait_for_app(page)
+    expect(chart.locator(SPACE)).not_to_have_attribute("data-drawn", str(count), timeout=30_000)
+    assert 0 < drawn(page) < count
+    assert view(page) == zoomed
     assert_no_error(page)
+    page.context.close()
+
+
+def test_legend_hides_and_isolates_groups_in_the_browser(browser: Browser, app_url: str, screenshot_dir: Path) -> None:
+    page = open_page(browser, app_url, locale="en-US", scheme="light", viewport={"width": 1440, "height": 1000})
+    chart = page.locator(MAP)
+    chart.scroll_into_view_if_needed()
+    expect(chart.locator(f"{SPACE} canvas")).to_be_visible(timeout=30_000)
+    everything = drawn(page)
+    other = chart.get_by_role("button", name="other", exact=True)
+    other.click()
+    expect(other).to_have_attribute("aria-pressed", "false")
+    fewer = drawn(page)
+    assert 0 < fewer < everything
+    fruit = chart.get_by_role("button", name="fruit", exact=True)
+    fruit.dblclick()  # fruit alone
+    alone = drawn(page)
+    assert 0 < alone < fewer
+    expect(fruit).to_have_attribute("aria-pressed", "true")
+    expect(other).to_have_attribute("aria-pressed", "false")
+    chart.screenshot(path=str(screenshot_dir / "embeddings.map.fruit_alone.png"))
+    fruit.dblclick()  # every group back
+    assert drawn(page) == everything
+    assert_no_error(page)
+    page.context.close()
+
+
+def test_pointing_at_a_ringed_token_names_it(browser: Browser, app_url: str) -> None:
+    page = open_page(browser, app_url, locale="en-US", scheme="light", viewport={"width": 1440, "height": 1000})
+    chart = page.locator(MAP)
+    chart.scroll_into_view_if_needed()
+    expect(chart.locator(f"{SPACE} canvas")).to_be_visible(timeout=30_000)
+    page.wait_for_timeout(300)
+    candidates = orange_pixels(page)
+    assert candidates, "the prompt's rings are not on the map"
+    tip = chart.locator(".s3-tip")
+    for at in candidates[::7][:40]:  # some are the labels' letters: point until a ring answers
+        page.mouse.move(at["x"], at["y"])
+        if tip.is_visible() and "your prompt" in (tip.text_content() or ""):
+            break
+    expect(tip).to_be_visible()
+    expect(tip).to_contain_text("your prompt")
+    expect(tip).to_contain_text(re.compile(r"token: .+"))
+    page.mouse.move(5, 5)
+    expect(tip).to_be_hidden()
     page.context.close()
 
 
@@ -92,8 +168,9 @@ def test_normalise_toggle_in_the_browser(browser: Browser, app_url: str, screens
     toggle.locator("label").click()
     wait_for_app(page)
     expect(page.locator(".st-key-embeddings_lab_table")).to_contain_text("√(2 − 2·cos)")
-    page.locator(".st-key-embeddings_lab_arrows").scroll_into_view_if_needed()
-    page.wait_for_timeout(800)
+    arrows = page.locator(".st-key-embeddings_lab_arrows")
+    arrows.scroll_into_view_if_needed()
+    expect(arrows.locator(".s3-title")).to_contain_text("length 1")
     page.screenshot(path=str(screenshot_dir / "embeddings.lab.normalised.png"))
     assert_no_error(page)
     page.context.close()

@@ -78,12 +78,17 @@ def _goto(page: Page, label: str, viewport: dict) -> None:
 
 
 def _chart_boxes(page: Page) -> list[dict]:
-    """Width and height on screen of every drawn chart (Vega canvas/SVG, Plotly, our SVG drawings)."""
+    """Width and height on screen of every drawn chart (Vega canvas/SVG, Plotly, our SVG drawings,
+    the 3-D spaces' canvases inside their components' shadow roots)."""
     return page.evaluate("""() => {
         const out = [];
         const sel = '[data-testid="stVegaLiteChart"] .marks, [data-testid="stPlotlyChart"] .js-plotly-plot, '
                   + '.st-key-overview_diagram svg, [class*="st-key-tb_diagrams"] svg';
-        for (const el of document.querySelectorAll(sel)) {
+        const found = Array.from(document.querySelectorAll(sel));
+        for (const host of document.querySelectorAll('[data-testid="stMain"] *')) {
+            if (host.shadowRoot) found.push(...host.shadowRoot.querySelectorAll('.s3-canvas'));
+        }
+        for (const el of found) {
             const r = el.getBoundingClientRect();
             if (el.closest('[data-testid="stExpanderDetails"]') && r.height === 0) continue;  // closed expander
             if (el.closest('[hidden]') || el.closest('[aria-hidden="true"]')) continue;  // other tabs

@@ -157,18 +157,23 @@ def test_escape_plotly_makes_user_text_literal() -> None:
 
 def test_user_text_in_plotly_figures_is_escaped() -> None:
     from ui.charts.attention import head_grid_figure
-    from ui.charts.vectors import AxisTitles, arrows_from_origin, matrix_heatmap
 
-    fig = arrows_from_origin({"<a href='x'>%{y}": [1, 0, 0], "ok": [0, 1, 0]}, title="t",
-                             axes=AxisTitles("x", "y", "z"), hover_value="v").to_dict()
-    first = fig["data"][0]
-    assert first["name"] == "&lt;a href='x'&gt;&#37;{y}" and "<a href" not in first["hovertemplate"]
-    heat = matrix_heatmap(np.eye(2), title="t", x_title="x", y_title="y", value_title="v",
-                          y_labels=["<b>", "%{z}"]).to_dict()
-    assert list(heat["data"][0]["y"]) == ["&lt;b&gt;", "&#37;{z}"]
     grid = head_grid_figure(np.full((1, 1, 2, 2), 0.5), ["<i>", "b"], ["L0 H0"], title="t", x_title="k",
                             y_title="q", value_title="w", layer_names=["L0"]).to_dict()
     assert list(grid["data"][0]["x"]) == ["&lt;i&gt;", "b"]
+
+
+def test_user_text_in_the_3d_space_goes_as_plain_text() -> None:
+    """The 3-D space sends a typed word as it is: the browser writes it with fillText and
+    textContent (tests/unit/test_component_bundles.py: no innerHTML in its bundle), so "<b>"
+    reads "<b>" and nothing is interpreted."""
+    from ui.charts.space3d import SpaceLabels, arrows_space
+
+    labels = SpaceLabels(*"abcdefghi")
+    space = arrows_space({"<img src=x onerror=alert(1)>": [1, 0, 0], "%{y}": [0, 1, 0]}, title="<b>t</b>",
+                         axes=("x1", "x2", "x3"), space_labels=labels)
+    assert [a["name"] for a in space["arrows"]] == ["<img src=x onerror=alert(1)>", "%{y}"]
+    assert space["title"] == "<b>t</b>"
 
 
 # --- 3. charts of any length -----------------------------------------------------------------------

@@ -13,7 +13,6 @@ from plotly.subplots import make_subplots
 
 from ui.charts.attention import head_grid_figure
 from ui.charts.common import fonts, ready_figure, style_plotly, style_plotly_dict, wrap_title
-from ui.charts.vectors import AxisTitles, MapText, arrows_from_origin, embedding_map_3d, matrix_heatmap
 
 
 def reference_style(fig: go.Figure, presenter: bool) -> dict:
@@ -80,22 +79,20 @@ def figures() -> dict[str, go.Figure]:
     grid = head_grid_figure(rng.random((2, 2, 5, 5)), [f"{i}·{t}" for i, t in enumerate(tokens)],
                             ["L0 H0", "L0 H1", "L1 H0", "L1 H1"], title="All heads", x_title="key", y_title="query",
                             value_title="weight", layer_names=["layer 0", "layer 1"], highlight=(1, 0))
-    map_text = MapText("Map", "PC{n} ({share} of variance)", "token", "id", "category", "other", "prompt")
-    coords = v(30, 3)
-    labels = [f"w{i}" for i in range(30)]
-    categories = ["fruit" if i % 3 == 0 else "city" if i % 3 == 1 else None for i in range(30)]
-    emb_map = embedding_map_3d(coords, labels, categories, {"fruit": "Fruit", "city": "City"}, [0.3, 0.2, 0.1],
-                               text=map_text, visible_categories=["fruit", "city"], show_other=True,
-                               highlight_ids=[1, 4], highlight_labels=["w1", "w4"])
+    scene = go.Figure(go.Scatter3d(x=v(30), y=v(30), z=v(30), mode="markers+text", text=[f"w{i}" for i in range(30)],
+                                   textfont={"size": 14}),
+                      layout={"title": {"text": "Map"}, "scene": {"xaxis": {"title": {"text": "PC1 (30%)"}},
+                                                                   "yaxis": {"title": {"text": "PC2"}},
+                                                                   "zaxis": {"title": {"text": "PC3"}}}})
+    heat = lambda z, **layout: go.Figure(go.Heatmap(z=z, colorscale="RdBu_r", colorbar={"title": {"text": "v"}},  # noqa: E731
+                                                    texttemplate="%{z:.2f}"), layout=layout)
     return {
         "empty": go.Figure(),
-        "matrix_small": matrix_heatmap(v(4, 6), title="PE", x_title="dim", y_title="pos", value_title="value"),
-        "matrix_labelled": matrix_heatmap(v(5, 8), title="Your prompt's 5 rows of the embedding matrix (128 numbers each)",
-                                          x_title="dim", y_title="token", value_title="v", y_labels=tokens, bound=2.0),
-        "matrix_large": matrix_heatmap(v(40, 64), title="PE", x_title="d", y_title="p", value_title="v", height=600),
-        "arrows": arrows_from_origin({"king": v(3), "queen": v(3)}, title="Arrows", axes=AxisTitles("x", "y", "z"),
-                                     hover_value="v"),
-        "map_3d": emb_map,
+        "heat_small": heat(v(4, 6), title={"text": "PE"}, xaxis={"title": {"text": "dim"}}),
+        "heat_labelled": heat(v(5, 8), title={"text": "Your prompt's 5 rows of the embedding matrix (128 numbers each)"},
+                              yaxis={"title": {"text": "token"}, "tickvals": list(range(5)), "ticktext": tokens}),
+        "heat_large": heat(v(40, 64), title={"text": "PE"}, height=600),
+        "scene_3d": scene,
         "head_grid": grid,
         "subplots": subplots,
         "preset_sizes": go.Figure(go.Heatmap(z=[[1.0]], texttemplate="%{z}", textfont={"size": 30}),

@@ -779,15 +779,3 @@ def plotly_figure_cached(builder: Any, args: tuple = (), kwargs: dict[str, Any] 
         return ready_figure(builder(*args, **kwargs), presenter=presenter)
 
     return build(builder, tuple(args), dict(kwargs or {}), presenter_on())
-
-
-def joined_figure(first: Any, *more: Any) -> Any:
-    """One ``ReadyFigure``: ``first``'s layout and traces, then the traces of each of ``more``.
-
-    A chart whose big part is shared and whose small part changes (the embedding map and the
-    prompt's ringed tokens) is built as two cached figures and joined per rerun: a new prompt
-    builds only its small part. The parts are themed trace by trace, so the joined figure is the
-    one a single build of everything would give.
-    """
-    spec = first.to_dict()
-    return ReadyFigure({**spec, "data": [*spec.get("data", ()), *(t for fig in more for t in fig.to_dict().get("data", ()))]})

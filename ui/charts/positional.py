@@ -17,9 +17,9 @@ import numpy as np
 import pandas as pd
 
 from ui.charts.common import wrap_title
-from ui.charts.vectors import matrix_chart, matrix_heatmap, matrix_heatmap_spec, matrix_heatmap_vega
+from ui.charts.vectors import matrix_chart, matrix_heatmap_vega
 
-__all__ = ["matrix_heatmap", "matrix_heatmap_spec", "matrix_heatmap_vega", "matrix_chart", "waves", "frequency_chart",
+__all__ = ["matrix_heatmap_vega", "matrix_chart", "waves", "frequency_chart",
            "rotation_panels_vega", "score_by_offset", "PairPanel", "RotationText"]
 
 Q_COLOUR = "#2f6fdb"  # blue: the query

@@ -1,7 +1,8 @@
 """The Overview's journey picture: a Streamlit components-v2 component (bundled JS, no CDN).
 
-The browser code lives in ``frontend/src`` and is built into ``frontend/build`` (committed,
-so running the app needs no Node; rebuild with ``scripts/build_journey.sh``). Python computes
+The browser code lives in ``ui/components/frontend/src`` and is built into
+``ui/components/frontend/build`` (committed, so running the app needs no Node; rebuild with
+``scripts/build_components.sh``). Python computes
 the numbers (``core.journey``), translates the labels, and acts on what the picture sends
 back: open a stage's page in this session, append the sampled token, set the coreference
 prompt. Every value the browser sends is checked before it is used.
@@ -21,7 +22,7 @@ from ui.tokens import token_labels
 from ui.i18n import t
 from ui.tokens import display_token
 
-BUILD = Path(__file__).resolve().parent / "frontend" / "build"
+BUILD = Path(__file__).resolve().parents[1] / "frontend" / "build"
 COMPONENT_NAME = "token_journey.journey"
 AUTOPLAY = "_journey_autoplay"  # set after "Generate next": the new picture replays once
 

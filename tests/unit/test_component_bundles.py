@@ -1,6 +1,6 @@
-"""The journey component's committed bundle was built from the committed sources.
+"""The components' committed bundles were built from the committed sources.
 
-``scripts/build_journey.sh`` (npm ci && npm run build) writes build/SOURCE_HASH: the sha256
+``scripts/build_components.sh`` (npm ci && npm run build) writes build/SOURCE_HASH: the sha256
 of the sources it read (build.mjs: "path\\0content\\0" for each file, sorted by path). This
 test recomputes it from the files in the repository, so editing a source without
 rebuilding (or committing a stale build/) fails here. git keeps no mtimes, hence a hash.
@@ -12,7 +12,9 @@ import hashlib
 import re
 from pathlib import Path
 
-FRONTEND = Path(__file__).resolve().parents[2] / "ui" / "components" / "journey" / "frontend"
+import pytest
+
+FRONTEND = Path(__file__).resolve().parents[2] / "ui" / "components" / "frontend"
 BUILD = FRONTEND / "build"
 
 
@@ -34,18 +36,20 @@ def source_hash() -> str:
 def test_bundle_is_built_from_the_current_sources() -> None:
     recorded = (BUILD / "SOURCE_HASH").read_text(encoding="utf-8").strip()
     assert recorded == source_hash(), (
-        "ui/components/journey/frontend/build/ is older than its sources: run scripts/build_journey.sh "
+        "ui/components/frontend/build/ is older than its sources: run scripts/build_components.sh "
         "and commit build/")
 
 
 def test_the_hash_sees_every_source_file() -> None:
     names = _sources()
     assert "src/index.ts" in names and "src/journey.css" in names and "package-lock.json" in names
+    assert "src/space3d.ts" in names and "src/space3d.css" in names
 
 
-def test_bundle_loads_nothing_from_the_network_and_writes_no_markup() -> None:
-    js = (BUILD / "journey.js").read_text(encoding="utf-8")
-    css = (BUILD / "journey.css").read_text(encoding="utf-8")
+@pytest.mark.parametrize("name", ["journey", "space3d"])
+def test_bundle_loads_nothing_from_the_network_and_writes_no_markup(name: str) -> None:
+    js = (BUILD / f"{name}.js").read_text(encoding="utf-8")
+    css = (BUILD / f"{name}.css").read_text(encoding="utf-8")
     assert js.startswith("//") and "\n" in js  # Streamlit reads a one-line string as a file path
     assert "export default" in js or re.search(r"export\s*\{[^}]*as default", js)
     for text in (js, css):
@@ -60,5 +64,5 @@ def test_bundle_loads_nothing_from_the_network_and_writes_no_markup() -> None:
 
 
 def test_node_modules_is_not_committed() -> None:
-    gitignore = (FRONTEND.parents[3] / ".gitignore").read_text(encoding="utf-8")
+    gitignore = (FRONTEND.parents[2] / ".gitignore").read_text(encoding="utf-8")
     assert "node_modules/" in gitignore.split()

@@ -1,7 +1,9 @@
-// Build the journey component: src/index.ts -> build/journey.js (one ES module, no CDN),
-// src/journey.css -> build/journey.css, and build/SOURCE_HASH: the sha256 of the sources
-// (see sourceHash below; tests/unit/test_journey_bundle.py recomputes it and fails when the
-// committed bundle was built from other sources). Run: npm ci && npm run build
+// Build the app's components, each one ES module with no CDN: the Overview's journey picture
+// (src/index.ts -> build/journey.js, src/journey.css -> build/journey.css) and the 3-D point
+// space (src/space3d.ts -> build/space3d.js, src/space3d.css -> build/space3d.css); then
+// build/SOURCE_HASH: the sha256 of the sources (see sourceHash below;
+// tests/unit/test_component_bundles.py recomputes it and fails when a committed bundle was
+// built from other sources). Run: npm ci && npm run build
 import { build } from "esbuild";
 import { createHash } from "node:crypto";
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
@@ -37,18 +39,24 @@ function sourceHash() {
 }
 
 mkdirSync(out, { recursive: true });
-await build({
-  entryPoints: [join(here, "src", "index.ts")],
-  outfile: join(out, "journey.js"),
-  bundle: true,
-  format: "esm",
-  target: "es2020",
-  minify: true,
-  legalComments: "none",
-  // A leading line break matters: Streamlit treats a one-line js string as a file path.
-  banner: { js: "// Token Journey: the journey component, built from src/ by build.mjs (do not edit).\n" },
-  logLevel: "warning",
-});
-copyFileSync(join(here, "src", "journey.css"), join(out, "journey.css"));
+const ENTRIES = [
+  { name: "journey", entry: "index.ts", css: "journey.css", what: "the journey component" },
+  { name: "space3d", entry: "space3d.ts", css: "space3d.css", what: "the 3-D point space" },
+];
+for (const { name, entry, css, what } of ENTRIES) {
+  await build({
+    entryPoints: [join(here, "src", entry)],
+    outfile: join(out, `${name}.js`),
+    bundle: true,
+    format: "esm",
+    target: "es2020",
+    minify: true,
+    legalComments: "none",
+    // A leading line break matters: Streamlit treats a one-line js string as a file path.
+    banner: { js: `// Token Journey: ${what}, built from src/ by build.mjs (do not edit).\n` },
+    logLevel: "warning",
+  });
+  copyFileSync(join(here, "src", css), join(out, css));
+}
 writeFileSync(join(out, "SOURCE_HASH"), sourceHash() + "\n");
 console.log("built", relative(here, out), sourceHash());
