@@ -154,16 +154,16 @@ def all_heads(patterns: np.ndarray, scores: np.ndarray, labels: list[str], behav
     # Short subplot titles: long labels overlapped on a phone; the picker above names each head.
     titles = [f"L{b.layer} H{b.head}" for b in behaviours]
     kind = t("multi_head_attention.kind.scores" if show_scores else "multi_head_attention.kind.weights")
-    grid = draw.plotly_figure_cached(head_grid_spec, (scores if show_scores else patterns, labels, titles), dict(
-        title=t("multi_head_attention.grid.chart", layers=n_layer, heads=n_head, kind=kind),
-        x_title=t("multi_head_attention.axis.key"), y_title=t("multi_head_attention.axis.query"),
-        value_title=kind, layer_names=[t("multi_head_attention.layer_name", layer=i) for i in range(n_layer)],
-        scores=show_scores, highlight=None,
-    ))  # built once per input
-    # No frame around the chosen head here: the picker above outlines it. A frame that moves
-    # makes the browser replot all the small heatmaps (~400 ms in Chromium for one head pick);
-    # a grid that stays byte-identical is not redrawn at all.
-    draw.plotly(grid, width="stretch", key="mha_grid_chart")
+    # Built once per input and shared; no frame around the chosen head here (the picker above
+    # outlines it), so a head pick leaves the grid's spec unchanged and the browser keeps it.
+    with st.container(key="mha_grid_box"):
+        draw.vega_cached(head_grid_spec, (scores if show_scores else patterns, labels, titles), dict(
+            title=t("multi_head_attention.grid.chart", layers=n_layer, heads=n_head, kind=kind),
+            x_title=t("multi_head_attention.axis.key"), y_title=t("multi_head_attention.axis.query"),
+            value_title=kind, layer_names=[t("multi_head_attention.layer_name", layer=i) for i in range(n_layer)],
+            head_names=[f"H{h}" for h in range(n_head)], head_title=t("multi_head_attention.head"),
+            scores=show_scores,
+        ), width="stretch", key="mha_grid_chart")
     st.caption(t("multi_head_attention.grid.caption"))
     with st.expander(t("multi_head_attention.grid.table")):
         st.dataframe(pd.DataFrame([{

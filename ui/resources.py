@@ -365,7 +365,7 @@ def collect_frozen() -> int:
 
     ``gc.freeze()`` keeps frozen objects out of every collection. An object frozen while alive
     that later becomes garbage inside a reference cycle (an evicted cache entry of pandas or
-    Plotly objects, the frames and messages of a rerun that was running during the freeze) is
+    Altair objects, the frames and messages of a rerun that was running during the freeze) is
     therefore never freed: refcounting alone cannot free a cycle. Measured: the frozen count
     climbed from 530k to 667k objects in 11 minutes of 20 students while every cache was only
     evicting, and the resident size rose about 5 MB a minute with it. Returns the number of
@@ -483,7 +483,6 @@ def _warm_imports() -> None:
     """Import what the pages import, so it is loaded before the heap is frozen."""
     import altair  # noqa: F401
     import pandas  # noqa: F401
-    import plotly.graph_objects  # noqa: F401
     import pyarrow  # noqa: F401
 
     import ui.charts.attention  # noqa: F401

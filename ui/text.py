@@ -1,11 +1,10 @@
-"""User text meeting a renderer that interprets it: Markdown, Plotly's pseudo-HTML, templates.
+"""User text meeting a renderer that interprets it: Markdown, tables, templates.
 
 Everything a student types (prompts, token names, file names, lab words) or that the model
 makes from it (its tokens) is untrusted. Streamlit renders ``st.markdown``/``st.info``/
 ``st.caption``/``st.subheader`` text as Markdown (``![](/e.png)`` becomes an ``<img>``,
-``[x](url)`` a link, ``$…$`` KaTeX, ``:red[…]`` colour); Plotly renders titles, tick labels,
-legend names and hover text as a subset of HTML (``<a href>``, ``<b>``, ``<br>``) and treats
-``%{…}`` in a ``hovertemplate`` as a substitution. These helpers make such text literal.
+``[x](url)`` a link, ``$…$`` KaTeX, ``:red[…]`` colour). These helpers make such text literal.
+(Charts need none: Vega draws its text as text, and the custom components set ``textContent``.)
 Pure functions; no Streamlit import needed, but they live in ``ui`` next to the renderers.
 """
 
@@ -35,20 +34,6 @@ def escape_markdown(text: object, *, inline: bool = True) -> str:
         special = ch in MARKDOWN_SPECIAL or (ch == "." and i > 0 and value[i - 1].isdigit())
         out.append("\\" + ch if special else ch)
     return "".join(out)
-
-
-_PLOTLY_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", "%": "&#37;", '"': "&quot;"}
-
-
-def escape_plotly(text: object) -> str:
-    """Text shown literally in a Plotly title, tick label, legend name, hover text or template.
-
-    Plotly reads these strings as a small HTML subset and decodes entities when it draws;
-    ``%`` is written as ``&#37;`` so user text inside a ``hovertemplate`` can never form a
-    ``%{…}`` substitution. Example: escape_plotly("<b>5%{x}</b>") -> "&lt;b&gt;5&#37;{x}&lt;/b&gt;"
-    """
-    value = "" if text is None else str(text)
-    return "".join(_PLOTLY_ENTITIES.get(ch, ch) for ch in value)
 
 
 def markdown_table(header: Sequence[object], rows: Sequence[Sequence[object]],

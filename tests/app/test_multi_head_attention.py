@@ -47,13 +47,15 @@ def heatmap_frame(at: AppTest, layer: int, head: int, lang: str = "en", scores: 
     return charts(at)[title][0]
 
 
-def decode_plotly_array(value) -> np.ndarray:
-    """Plotly >= 6 stores numpy arrays as {"dtype", "bdata" (base64), "shape"}."""
-    if isinstance(value, dict) and "bdata" in value:
-        array = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
-        shape = value.get("shape")
-        return array.reshape([int(s) for s in str(shape).split(",")]) if shape else array
-    return np.array(value, dtype=float)
+def grid_elements(at: AppTest) -> list:
+    """The all-heads grid (a Vega-Lite chart whose axes name the panels: ``head_grid_spec``)."""
+    return [e for e in at.get("vega_lite_chart") if "floor(datum.value" in e.proto.spec]
+
+
+def grid_cells(at: AppTest) -> pd.DataFrame:
+    (element,) = grid_elements(at)
+    (cells,) = [d for d in element.proto.datasets if d.name == "cells"]
+    return convert_arrow_bytes_to_pandas_df(cells.data.data)
 
 
 def test_renders_in_both_languages(lang: str) -> None:
@@ -63,7 +65,8 @@ def test_renders_in_both_languages(lang: str) -> None:
     for key in ("mha_layer", "mha_head", "mha_query", "mha_coref"):
         assert at.selectbox(key=key) is not None
     assert at.toggle(key="mha_scores") is not None and at.toggle(key="mha_grid") is not None
-    assert len(at.get("plotly_chart")) == 1, "the all-heads grid is one figure"
+    assert len(grid_elements(at)) == 1, "the all-heads grid is one chart"
+    assert not at.get("plotly_chart")  # no Plotly in the browser
 
 
 def test_heatmap_cells_are_the_trace_values() -> None:
@@ -105,20 +108,21 @@ def test_layer_and_head_choice_and_scores_toggle() -> None:
 def test_grid_holds_every_head_with_its_label() -> None:
     at = open_page(PAGE, prompt=PROMPT)
     cfg = model().config
-    fig = json.loads(at.get("plotly_chart")[0].proto.spec)
-    heatmaps = [d for d in fig["data"] if d["type"] == "heatmap"]
-    assert len(heatmaps) == cfg.n_layer * cfg.n_head
+    cells = grid_cells(at)
     trace = trace_of(PROMPT)
     patterns = ha.stack_patterns(trace, cfg.n_layer)
     behaviours = ha.label_heads(patterns)
-    for index, heat in enumerate(heatmaps):
-        layer, head = divmod(index, cfg.n_head)
-        z = decode_plotly_array(heat["z"])
-        visible = np.tril(np.ones_like(z, dtype=bool))
-        np.testing.assert_allclose(z[visible], patterns[layer, head][visible], atol=1e-6)
-        assert np.isnan(z[~visible]).all()  # the causal triangle is left empty
-    titles = [a["text"] for a in fig["layout"]["annotations"]]
-    assert titles == [f"L{b.layer} H{b.head}" for b in behaviours]  # short: no overlap on a phone
+    n = patterns.shape[-1]
+    assert len(cells) == cfg.n_layer * cfg.n_head * n * (n + 1) // 2  # the causal triangle is left empty
+    assert sorted(set(cells["head"])) == sorted(f"L{b.layer} H{b.head}" for b in behaviours)
+    for row in cells.itertuples():
+        layer, head = (int(part[1:]) for part in row.head.split())
+        q, k = int(row.query.split("·")[0]), int(row.key.split("·")[0])
+        assert k <= q
+        assert row.value == pytest.approx(patterns[layer, head, q, k], abs=1e-6)
+    (element,) = grid_elements(at)
+    axes = json.loads(element.proto.spec)["layer"][0]["encoding"]
+    assert "Layer 0" in axes["y"]["axis"]["labelExpr"] and '"H3"' in axes["x"]["axis"]["labelExpr"]
     # The labels live in the clickable layers × heads picker: each cell is its head's top score.
     element = next(c for c in at.get("vega_lite_chart")
                    if "Click a head" in chart_title(json.loads(c.proto.spec)))
@@ -131,7 +135,7 @@ def test_grid_holds_every_head_with_its_label() -> None:
     assert any(p.get("name") == "head_pick" and p.get("select", {}).get("type") == "point"
                for p in picker.get("params", []))
     at.toggle(key="mha_grid").set_value(False).run()
-    assert not at.get("plotly_chart")
+    assert not grid_elements(at)
 
 
 def test_head_view_follows_the_chosen_query() -> None:
@@ -178,8 +182,14 @@ def test_one_token_prompt_and_a_long_prompt() -> None:
     long_prompt = long_prompt_of(64)
     at = open_page(PAGE, prompt=long_prompt)
     assert_clean(at)
-    fig = json.loads(at.get("plotly_chart")[0].proto.spec)
-    assert decode_plotly_array(fig["data"][0]["z"]).shape[0] == len(model().tokenizer.encode(long_prompt))
+    (element,) = grid_elements(at)  # 64 tokens × 16 heads: one image, one pixel per cell
+    spec = json.loads(element.proto.spec)
+    image = spec["layer"][0]["data"]["values"][0]["url"]
+    assert spec["layer"][0]["mark"]["type"] == "image" and image.startswith("data:image/png;base64,")
+    n = len(model().tokenizer.encode(long_prompt))
+    width = int.from_bytes(base64.b64decode(image.split(",", 1)[1])[16:20], "big")  # the PNG header's width
+    cfg = model().config
+    assert width == cfg.n_head * n + (cfg.n_head - 1) * max(1, round(0.15 * n))
 
 
 def long_prompt_of(n_tokens: int) -> str:
@@ -243,7 +253,6 @@ def test_outline_follows_the_chosen_head_and_the_grid_stays_byte_identical() -> 
     at = open_page(PAGE, prompt=PROMPT)
     if not at.toggle(key="mha_grid").value:
         at.toggle(key="mha_grid").set_value(True).run()
-    n_head = model("classic").config.n_head
 
     def outlined() -> list[tuple[int, int]]:
         picker = next(c for c in at.get("vega_lite_chart") if c.proto.id and "mha_pick" in c.proto.id)
@@ -251,11 +260,11 @@ def test_outline_follows_the_chosen_head_and_the_grid_stays_byte_identical() -> 
         return [(int(r.layer), int(r.head)) for r in frame.itertuples() if r.current]
 
     def grid_spec() -> str:
-        return next(c.proto.spec for c in at.get("plotly_chart") if "mha_grid_chart" in c.proto.id)
+        (element,) = grid_elements(at)
+        return element.proto.spec
 
     before = grid_spec()
-    assert outlined() == [(0, 0)] and not json.loads(before)["layout"].get("shapes")
-    assert len(json.loads(before)["data"]) == model("classic").config.n_layer * n_head
+    assert outlined() == [(0, 0)]
     at.selectbox(key="mha_layer").set_value(1).run()
     at.selectbox(key="mha_head").set_value(2).run()
     assert not at.exception

@@ -73,37 +73,13 @@ def _vega_text(node: Any, out: list[str]) -> None:
                 out.append(" ".join(value))  # a title in lines
             elif key == "title" and isinstance(value, dict) and isinstance(value.get("text"), str):
                 out.append(value["text"])
+            elif key == "labelExpr" and isinstance(value, str) and value.startswith("["):
+                out.extend(json.loads(value[:value.rindex("][")] + "]"))  # names drawn as labels (the head grid)
             else:
                 _vega_text(value, out)
     elif isinstance(node, list):
         for item in node:
             _vega_text(item, out)
-
-
-def _plotly_text(spec: dict, out: list[str]) -> None:
-    layout = spec.get("layout", {})
-
-    def title(obj: Any) -> None:
-        if isinstance(obj, dict):
-            text = obj.get("title", {})
-            text = text.get("text") if isinstance(text, dict) else text
-            if isinstance(text, str):
-                out.append(text)
-
-    title(layout)
-    for key, value in layout.items():
-        if key.startswith(("xaxis", "yaxis", "scene", "coloraxis")):
-            title(value)
-            if isinstance(value, dict):
-                for axis in ("xaxis", "yaxis", "zaxis"):
-                    title(value.get(axis, {}))
-    for annotation in layout.get("annotations", []):
-        if isinstance(annotation.get("text"), str):
-            out.append(annotation["text"])
-    for trace in spec.get("data", []):
-        if trace.get("showlegend", True) and isinstance(trace.get("name"), str):
-            out.append(trace["name"])  # legend entries
-        title(trace.get("colorbar", {}))
 
 
 def visible_text(at: Any) -> Iterator[tuple[str, str]]:
@@ -137,10 +113,7 @@ def visible_text(at: Any) -> Iterator[tuple[str, str]]:
         texts: list[str] = []
         _vega_text(vega_spec(el), texts)
         yield from (("chart", x) for x in texts)
-    for el in at.get("plotly_chart"):
-        texts = []
-        _plotly_text(json.loads(el.proto.spec), texts)
-        yield from (("plotly", x) for x in texts)
+    assert not at.get("plotly_chart")  # every chart is Vega-Lite or a component of ours
     for space in spaces(at).values():  # the 3-D spaces: title, axes, legend groups, their own words
         yield "space3d", space["title"]
         yield from (("space3d axis", a) for a in space["axes"])

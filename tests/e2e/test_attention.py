@@ -109,7 +109,8 @@ def test_multi_head_heatmap_tooltip_grid_and_coreference(page: Page, app_url: st
     open_page(page, app_url, "multi_head_attention")
     set_prompt(page, COREF_ZH)
     wait_for_charts(page, 2)
-    expect(page.locator('[data-testid="stPlotlyChart"]')).to_have_count(1)
+    expect(page.locator(GRID_CANVAS)).to_have_count(1)  # the all-heads grid: one Vega canvas
+    assert page.locator('[data-testid="stPlotlyChart"], .js-plotly-plot').count() == 0  # Plotly never loads
     # Hover the middle of the enlarged heatmap: the tooltip shows the exact weight.
     heatmap = page.locator('[data-testid="stVegaLiteChart"]').first
     heatmap.scroll_into_view_if_needed()
@@ -151,20 +152,52 @@ def test_grid_of_a_64_token_prompt(page: Page, app_url: str, screenshot_dir: Pat
     toggle = page.locator(".st-key-mha_grid label")
     toggle.click()  # hide the grid …
     wait_for_app(page)
-    expect(page.locator('[data-testid="stPlotlyChart"]')).to_have_count(0)
+    expect(page.locator(GRID_CANVAS)).to_have_count(0)
     start = time.perf_counter()
     toggle.click()  # … and time how long it takes to come back, fully drawn
-    page.wait_for_function(
-        "() => { const g = document.querySelector('[data-testid=\"stPlotlyChart\"]');"
-        f" return g && g.querySelectorAll('.heatmaplayer image').length >= {n_heads}; }}",
-        timeout=30_000,
-    )
+    page.locator(GRID_CANVAS).scroll_into_view_if_needed()
+    # Drawn: one image of every head's visible triangle; at least a third of the triangles'
+    # area in blue (the weights' colours) on the canvas.
+    page.wait_for_function(f"""() => {{
+        const c = document.querySelector('{GRID_CANVAS}');
+        if (!c || !c.width) return false;
+        const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+        let blue = 0;
+        for (let i = 0; i < d.length; i += 4) if (d[i + 3] > 200 && d[i + 2] > d[i] + 40) blue++;
+        const scale = c.width / c.getBoundingClientRect().width;
+        return blue > {n_heads} * 64 * 65 / 2 / 3 * scale * scale;
+    }}""", timeout=30_000)
     elapsed = time.perf_counter() - start
-    print(f"64-token grid: toggle click → {n_heads} heatmaps drawn in {elapsed:.2f} s")
-    page.locator('[data-testid="stPlotlyChart"]').scroll_into_view_if_needed()
+    print(f"64-token grid: toggle click → {n_heads} heads drawn in {elapsed:.2f} s")
     page.screenshot(path=str(screenshot_dir / "multi_head_attention.grid64.en.png"))
     assert_no_error(page)
 
+
+def test_the_grid_tells_each_cells_head_and_tokens_on_hover(page: Page, app_url: str) -> None:
+    """A short prompt's grid is one rectangle per cell: hovering one names its head, its query
+    and key tokens and the weight."""
+    s = load_strings("en")
+    page.set_viewport_size({"width": 1440, "height": 1600})
+    open_page(page, app_url, "multi_head_attention")
+    grid = page.locator(GRID_CANVAS)
+    grid.scroll_into_view_if_needed()
+    box = grid.bounding_box()
+    assert box is not None
+    tooltip = page.locator("#vg-tooltip-element")
+    # The first panel sits at the top left: scan its area until a cell answers.
+    for fy in (0.2, 0.15, 0.25, 0.1):
+        for fx in (0.05, 0.08, 0.11, 0.14):
+            page.mouse.move(box["x"] + box["width"] * fx, box["y"] + box["height"] * fy)
+            page.wait_for_timeout(150)
+            if tooltip.is_visible() and "L0 H0" in tooltip.inner_text():
+                text = tooltip.inner_text()
+                assert s["multi_head_attention.axis.query"] in text and s["multi_head_attention.axis.key"] in text
+                assert s["multi_head_attention.kind.weights"] in text
+                return
+    raise AssertionError("no cell of the first head answered on hover")
+
+
+GRID_CANVAS = ".st-key-mha_grid_box canvas"
 
 # 64 tokens of corpus-style text in both languages (the count is checked in the test).
 LONG_PROMPT = (

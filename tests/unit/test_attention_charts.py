@@ -124,27 +124,79 @@ def test_the_head_view_table_keeps_user_text_as_data() -> None:
     assert set(frame.loc[frame["kind"] == "token", "token"]) == set(tokens)
 
 
-@pytest.mark.parametrize("presenter", [False, True])
-@pytest.mark.parametrize(("scores", "highlight"), [(False, None), (True, None), (False, (1, 0))])
-def test_the_grid_dict_is_the_figure_plotly_wrote(scores: bool, highlight: tuple[int, int] | None,
-                                                  presenter: bool) -> None:
-    import plotly.io
+def _grid(values: np.ndarray, **kwargs: object) -> dict:
+    n_layer, n_head, n, _ = values.shape
+    return charts.head_grid_spec(
+        values, [f"{i}·t{i}" for i in range(n)], [f"L{layer} H{h}" for layer in range(n_layer) for h in range(n_head)],
+        title="All heads", x_title="key", y_title="query", value_title="weight",
+        layer_names=[f"layer {layer}" for layer in range(n_layer)], head_names=[f"H{h}" for h in range(n_head)],
+        head_title="head", **kwargs)
 
-    from ui.charts.common import ready_figure
 
+@pytest.mark.parametrize("scores", [False, True])
+def test_the_grid_has_one_cell_per_visible_query_key_pair_of_every_head(scores: bool) -> None:
+    """Each head's panel: query q, key k ≤ q at its own place in the grid's units, with the
+    value of patterns[layer, head, q, k]; nothing above the diagonal (the causal mask)."""
     rng = np.random.default_rng(1)
     values = np.tril(rng.random((2, 3, 5, 5)))
     if scores:
         values = np.where(np.tril(np.ones((5, 5))) > 0, rng.normal(size=values.shape), -np.inf)
-    tokens = [f"{i}·{t}" for i, t in enumerate(["The", "<b>x</b>", "%{y}", "巴黎", " of"])]
-    args = (values, tokens, [f"L{layer} H{h}" for layer in range(2) for h in range(3)])
-    kwargs = dict(title="All heads of this prompt at once (layers × heads)", x_title="key", y_title="query",
-                  value_title="weight", layer_names=["layer 0", "layer 1"], scores=scores, highlight=highlight)
-    reference = charts.head_grid_figure(*args, **kwargs)  # go.Figure: Plotly's own writing
-    spec = charts.head_grid_spec(*args, **kwargs)
+    spec = _grid(values, scores=scores)
+    _valid(spec)
+    cells = spec["datasets"]["cells"]
+    assert len(cells) == 2 * 3 * 15
+    grid = charts.GridLayout.of(5, 2, 3)
+    for row in cells.itertuples():
+        layer, head = int(row.head[1]), int(row.head[4])
+        q, k = int(row.query.split("·")[0]), int(row.key.split("·")[0])
+        assert k <= q
+        assert (row.x, row.y) == (grid.x0(head) + k, grid.y0(layer) + q)
+        assert (row.x2 - row.x, row.y2 - row.y) == (1, 1)
+        assert row.value == pytest.approx(values[layer, head, q, k], abs=1e-6)
+    colour = spec["layer"][0]["encoding"]["color"]
+    if scores:  # red-blue over ± the largest visible |score|, the −∞ of the mask left out
+        bound = float(np.abs(values[np.isfinite(values)]).max())
+        assert colour["scale"]["domain"] == pytest.approx([-bound, bound]) and colour["scale"]["scheme"] == "redblue"
+    else:
+        assert colour["scale"]["domain"] == [0.0, 1.0]
+    x_axis = spec["layer"][0]["encoding"]["x"]["axis"]
+    # the head names at the panels' centres: floor(centre / step) picks each panel's own name
+    step = 5 + grid.gap
+    assert [int(c // step) for c in x_axis["values"]] == [0, 1, 2] and x_axis["orient"] == "top"
 
-    def sent(fig: object) -> dict:
-        return json.loads(plotly.io.to_json(ready_figure(fig, presenter=presenter), validate=False))
 
-    assert sent(spec) == sent(reference)
-    assert "<b>" not in json.dumps(spec["data"][0]["x"])  # user text stays escaped
+def test_a_long_prompt_grid_is_one_image_pixel_for_cell() -> None:
+    """Past GRID_RECT_MAX_CELLS the grid is one PNG (one pixel per unit): each visible cell has
+    the colour Vega gives its value, the causal triangle and the gaps are transparent."""
+    import base64
+    import io
+
+    from PIL import Image
+
+    from ui.charts.heat_image import scheme_colours
+
+    n = 40
+    rng = np.random.default_rng(2)
+    values = np.tril(rng.random((2, 4, n, n)))
+    assert 2 * 4 * n * (n + 1) // 2 > charts.GRID_RECT_MAX_CELLS
+    spec = _grid(values)
+    _valid(spec)
+    assert "datasets" not in spec
+    url = spec["layer"][0]["data"]["values"][0]["url"]
+    image = np.asarray(Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1]))))
+    grid = charts.GridLayout.of(n, 2, 4)
+    assert image.shape == (grid.height, grid.width, 4)
+    layer, head, q, k = 1, 2, 17, 9
+    pixel = image[grid.y0(layer) + q, grid.x0(head) + k]
+    expected = scheme_colours(np.array(0.12 + values[layer, head, q, k] * 0.88), "blues")
+    assert tuple(pixel) == (*expected, 255)
+    assert image[grid.y0(layer) + 3, grid.x0(head) + 4, 3] == 0  # above the diagonal
+    assert image[grid.y0(layer) + 3, grid.x0(head) + n, 3] == 0  # the gap between heads
+    legend = spec["layer"][1]["encoding"]["color"]
+    assert legend["scale"]["domain"] == [0.0, 1.0] and legend["title"] == "weight"
+
+
+def test_the_grid_refuses_names_that_do_not_fit() -> None:
+    with pytest.raises(ValueError):
+        charts.head_grid_spec(np.zeros((1, 2, 3, 3)), list("abc"), ["a", "b"], title="t", x_title="k", y_title="q",
+                              value_title="w", layer_names=["L0"], head_names=["H0"], head_title="h")

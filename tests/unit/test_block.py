@@ -213,7 +213,9 @@ def test_neuron_tokens_and_index(loaded) -> None:
     for text in docs:
         _, trace = model.run_with_trace(loaded.tokenizer.encode(text))
         best = max(best, float(trace[names.act_name("post", 2)][:, 10].max()))
-    assert index.acts[2, 10, 0] == pytest.approx(best)
+    # float32 rounding differs between the index's padded batches and one document alone (a
+    # relative 1.4e-6 was seen under load: BLAS picks other kernels for other shapes)
+    assert index.acts[2, 10, 0] == pytest.approx(best, rel=1e-5)
     assert not index.acts.flags.writeable
     act, doc, left, tok, right = index.contexts(2, 10)[0]
     assert tok in index.tokens[doc]

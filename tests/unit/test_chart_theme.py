@@ -7,14 +7,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import plotly.graph_objects as go
 
-from ui.charts.attention import attention_heatmap, head_grid_figure, spec_of
+from ui.charts.attention import attention_heatmap, head_grid_spec, spec_of
 from ui.charts.common import (
     DEFAULT_FONTS,
     PRESENTER_FONTS,
-    style_plotly,
-    style_plotly_dict,
     style_vega,
 )
 from ui.charts.output import top_tokens_chart
@@ -65,23 +62,12 @@ def test_style_vega_keeps_the_data_and_text_marks_grow() -> None:
     assert on["config"]["text"]["fontSize"] >= 16
 
 
-def test_style_plotly_sizes_titles_axes_and_subplot_titles() -> None:
-    fig = head_grid_figure(np.tril(np.ones((2, 2, 3, 3))) / 3, ["a", "b", "c"], ["L0 H0", "L0 H1", "L1 H0", "L1 H1"],
-                           title="t", x_title="k", y_title="q", value_title="w", layer_names=["L0", "L1"])
-    on = style_plotly(fig, presenter=True)
-    assert on.layout.font.size >= 16 and on.layout.title.font.size >= 18
-    assert all(a.font.size >= 16 for a in on.layout.annotations)
-    assert fig.layout.annotations[0].font.size == 11  # the original is not changed
-    off = style_plotly(go.Figure(go.Heatmap(z=[[1.0]], texttemplate="%{z}", textfont={"size": 10})), presenter=False)
-    assert off.data[0].textfont.size == 10 and off.layout.font.size == DEFAULT_FONTS.axis_label
-
-
 def test_pages_draw_every_chart_through_the_theme() -> None:
-    direct = re.compile(r"\bst\.(altair_chart|plotly_chart|vega_lite_chart)\(")
+    direct = re.compile(r"\bst\.(altair_chart|plotly_chart|vega_lite_chart|pydeck_chart)\(")
     files = [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py"))]
     offenders = [f"{path.name}:{n}" for path in files
                  for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if direct.search(line)]
-    assert not offenders, f"draw charts with ui.charts.common.vega/altair/plotly: {offenders}"
+    assert not offenders, f"draw charts with ui.charts.common.vega / vega_cached: {offenders}"
 
 
 def test_long_vega_titles_wrap_into_lines_that_fit_a_phone() -> None:
@@ -153,24 +139,6 @@ def test_axis_labels_are_not_cut_at_streamlits_100_px() -> None:
     assert '"labelLimit": 400' in json.dumps(spec, default=str)  # its own axis: never cut
 
 
-def test_long_plotly_titles_wrap_with_room_above_the_plot() -> None:
-    """Plotly never wraps a title: on a phone "Your prompt's 5 rows of the embedding matrix (128"
-    was cut. The theme breaks it with <br> and makes room above the plot."""
-    from ui.charts.common import wrap_title
-
-    long = "Your prompt's 5 rows of the embedding matrix (128 numbers each)"
-    fig = go.Figure(go.Heatmap(z=[[1.0]]))
-    fig.update_layout(title={"text": long}, margin={"t": 50})
-    for presenter in (False, True):
-        styled = style_plotly(fig, presenter=presenter)
-        assert styled.layout.title.text == wrap_title(long).replace("\n", "<br>") and "<br>" in styled.layout.title.text
-        assert styled.layout.margin.t >= 24 + 2 * styled.layout.title.font.size
-    assert fig.layout.title.text == long and fig.layout.margin.t == 50  # the original is not changed
-    short = go.Figure(layout={"title": {"text": "Short"}, "margin": {"t": 50}})
-    assert style_plotly(short, presenter=False).layout.title.text == "Short"
-    assert style_plotly(short, presenter=False).layout.margin.t == 50
-
-
 def test_text_in_grid_cells_is_cut_to_the_cell_width() -> None:
     """The logit-lens grids wrote "␣capital" across three 33 px cells on a phone: the text
     limit follows the cell's width on screen (Vega's bandwidth of the x scale)."""
@@ -186,15 +154,6 @@ def test_text_in_grid_cells_is_cut_to_the_cell_width() -> None:
     for spec in (lens, ranks):
         [text] = [layer["mark"] for layer in spec["layer"] if layer["mark"]["type"] == "text"]
         assert text["limit"] == {"expr": CELL_TEXT_LIMIT} and "bandwidth('x')" in CELL_TEXT_LIMIT
-
-
-def test_presenter_mode_enlarges_a_shared_colour_scale() -> None:
-    """The all-heads grid draws one colour scale for every panel (layout.coloraxis): its ticks
-    and title stayed at 11 px in presenter mode."""
-    fig = head_grid_figure(np.tril(np.ones((2, 2, 3, 3))) / 3, ["a", "b", "c"], ["L0 H0", "L0 H1", "L1 H0", "L1 H1"],
-                           title="t", x_title="k", y_title="q", value_title="w", layer_names=["L0", "L1"])
-    bar = style_plotly(fig, presenter=True).layout.coloraxis.colorbar
-    assert bar.tickfont.size >= 16 and bar.title.font.size >= 18
 
 
 def test_short_chinese_y_titles_are_written_level() -> None:
@@ -230,24 +189,16 @@ def test_long_axis_titles_are_cut_into_lines_no_longer_than_a_phone_axis() -> No
 
 
 @pytest.mark.parametrize("presenter", [False, True])
-def test_a_wrapped_grid_title_leaves_room_for_the_subplot_titles(presenter: bool) -> None:
-    """The all-heads grid on a projector: the figure title wraps to two lines, and the subplot
-    titles of the top row stand in the same top margin; the margin holds both."""
-    from ui.charts.attention import head_grid_spec
-
-    fig = head_grid_spec(np.tril(np.ones((4, 4, 5, 5))) / 5, list("abcde"),
-                         [f"L{layer} H{head}" for layer in range(4) for head in range(4)],
-                         title="4 layers × 4 heads: Attention weight", x_title="key", y_title="query",
-                         value_title="Attention weight", layer_names=[f"Layer {i}" for i in range(4)],
-                         scores=False, highlight=None)
-    layout = style_plotly_dict(fig, presenter=presenter)["layout"]
-    lines = layout["title"]["text"].count("<br>") + 1
-    assert lines == 2
-    # pinned to the top of the figure: the title's lines start at the top, the room is below them
-    assert (layout["title"]["yref"], layout["title"]["yanchor"], layout["title"]["y"]) == ("container", "top", 1)
-    # Plotly anchors a pinned title by its last line: the pad holds the lines above it
-    assert layout["title"]["pad"]["t"] == round(8 + (lines - 1) * 1.35 * layout["title"]["font"]["size"], 1)
-    top_titles = [a for a in layout["annotations"] if a.get("y") == 1.0]
-    assert len(top_titles) == 4
-    needed = 24 + lines * 1.35 * layout["title"]["font"]["size"] + 1.35 * top_titles[0]["font"]["size"]
-    assert layout["margin"]["t"] >= int(needed)
+def test_the_head_grid_names_heads_and_layers_with_themed_axis_labels(presenter: bool) -> None:
+    """The all-heads grid names its columns (heads) and rows (layers) with axis labels, not
+    text marks: Streamlit colours them for the dark theme and presenter mode enlarges them."""
+    spec = head_grid_spec(np.tril(np.ones((2, 3, 4, 4))) / 4, list("abcd"),
+                          [f"L{layer} H{head}" for layer in range(2) for head in range(3)],
+                          title="2 layers × 3 heads: Attention weight", x_title="key", y_title="query",
+                          value_title="Attention weight", layer_names=["Layer 0", "Layer 1"],
+                          head_names=["H0", "H1", "H2"], head_title="Head")
+    styled = style_vega(spec, presenter=presenter)
+    assert styled["config"]["axis"]["labelFontSize"] == (PRESENTER_FONTS if presenter else DEFAULT_FONTS).axis_label
+    assert styled["config"]["legend"]["titleFontSize"] == (PRESENTER_FONTS if presenter else DEFAULT_FONTS).legend_title
+    assert not [layer for layer in styled["layer"] if layer["mark"]["type"] == "text"]
+    assert "\n" in styled["title"]  # wrapped on a phone

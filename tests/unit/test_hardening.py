@@ -148,19 +148,22 @@ def test_markdown_table_cells_are_literal_and_rows_must_fit() -> None:
             markdown_table(["x"], [["a"], ["b"]], row_marks=bad)
 
 
-def test_escape_plotly_makes_user_text_literal() -> None:
-    from ui.text import escape_plotly
+def test_user_text_in_the_head_grid_is_data_and_its_names_cannot_break_the_label_expression() -> None:
+    """The grid's tokens travel as data values (Vega draws them as text); the head and layer
+    names sit inside a Vega expression, each written as a JSON string literal, so a quote or a
+    backslash in a translation reads as itself."""
+    import json
 
-    assert escape_plotly("<b>5%{x}</b> & \"q\"") == "&lt;b&gt;5&#37;{x}&lt;/b&gt; &amp; &quot;q&quot;"
-    assert escape_plotly("苹果") == "苹果"
+    from ui.charts.attention import head_grid_spec
 
-
-def test_user_text_in_plotly_figures_is_escaped() -> None:
-    from ui.charts.attention import head_grid_figure
-
-    grid = head_grid_figure(np.full((1, 1, 2, 2), 0.5), ["<i>", "b"], ["L0 H0"], title="t", x_title="k",
-                            y_title="q", value_title="w", layer_names=["L0"]).to_dict()
-    assert list(grid["data"][0]["x"]) == ["&lt;i&gt;", "b"]
+    names = ['He said "hi"', "back\\slash", "'); alert(1); ('"]
+    grid = head_grid_spec(np.full((1, 3, 2, 2), 0.5), ["<i>", "%{x}"], ["a", "b", "c"], title="t", x_title="k",
+                          y_title="q", value_title="w", layer_names=["L0"], head_names=names, head_title="h")
+    cells = grid["datasets"]["cells"]
+    assert set(cells["query"]) == {"<i>", "%{x}"} and set(cells["key"]) == {"<i>", "%{x}"}
+    expr = grid["layer"][0]["encoding"]["x"]["axis"]["labelExpr"]
+    listed = expr[:expr.rindex("][floor(")] + "]"
+    assert json.loads(listed) == names
 
 
 def test_user_text_in_the_3d_space_goes_as_plain_text() -> None:

@@ -26,14 +26,14 @@ def test_colours_are_hex_as_the_browser_accepts() -> None:
             hex_colour(bad)
 
 
-def test_category_colours_are_plotlys_bold_then_safe_palette() -> None:
-    """The map's colours stayed those students saw before (Plotly's palettes), minus the greys
-    and the prompt's orange."""
-    from plotly.colors import qualitative
+def test_every_category_has_its_own_colour_apart_from_other_and_the_prompt() -> None:
+    """One colour per category of the corpus (no two categories share one on the map), none of
+    them the grey of "other" or the prompt's orange."""
+    from core.corpus import category_words
 
-    expected = [hex_colour(c) for c in (*qualitative.Bold, *qualitative.Safe)
-                if c not in ("rgb(165, 170, 153)", "rgb(230, 131, 16)", "rgb(136, 136, 136)")]
-    assert list(CATEGORY_COLOURS) == expected
+    assert len(CATEGORY_COLOURS) >= len(category_words())
+    assert len(set(CATEGORY_COLOURS)) == len(CATEGORY_COLOURS)
+    assert all(hex_colour(c) == c for c in CATEGORY_COLOURS)
     assert hex_colour(OTHER_COLOUR) not in CATEGORY_COLOURS and hex_colour(PROMPT_COLOUR) not in CATEGORY_COLOURS
 
 

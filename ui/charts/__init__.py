@@ -1,4 +1,5 @@
-"""Data → chart builders (Altair for 2D, Plotly for 3D). Pages pass arrays and labels.
+"""Data → chart builders (Vega-Lite specs, written directly or by Altair; the 3-D spaces' data
+for ``ui.components.space3d``). Pages pass arrays and labels.
 
 Every chart gets a title, axis titles, and a tooltip with exact values.
 Altair builds them without its per-object schema checks (``ui.charts.altair_fast``: the same

@@ -2,25 +2,26 @@
 grid, the head view (BertViz's idea, drawn with Altair: no CDN), softmax and √d_k charts.
 
 Every builder takes plain arrays and labels (the caller runs the core) and returns an Altair
-chart or a Plotly figure with a title, axis titles, a legend where colour means something
+chart or a Vega-Lite spec with a title, axis titles, a legend where colour means something
 and a tooltip with exact values.
 """
 
 from __future__ import annotations
 
+import io
+import json
 import os
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 
 import altair as alt
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
 
-from ui.charts.common import PLOTLY_BLUES, SEQUENTIAL_BLUES, figure_dict
+from ui.charts.common import SEQUENTIAL_BLUES
 from ui.charts.spec import chart_spec
-from ui.text import escape_plotly
 
 MASKED_GREY = "#9e9e9e"
 # Up to this many positions a heatmap sends every cell with its labels and text (what the tests
@@ -31,11 +32,6 @@ TOKEN_INK, QUERY_INK = "#7b8794", "#e4572e"  # readable on both the light and th
 # Tableau 10: distinct in light and dark themes; one colour per head, the same in every panel.
 HEAD_COLOURS = ("#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#eeca3b", "#b279a2", "#ff9da6",
                 "#9d755d", "#bab0ac")
-
-
-def _unit(interval: list[float]) -> list[float]:
-    """Clip a subplot domain into [0, 1] (float sums like 1 − 4·0.25 can land at −5e-17)."""
-    return [min(1.0, max(0.0, v)) for v in interval]
 
 
 def _head_colours(n: int) -> list[str]:
@@ -350,16 +346,76 @@ def _compact_heatmap(values: np.ndarray, labels: Sequence[str], *, title: str, x
         fill=MASKED_GREY)
 
 
-def grid_highlight(layer: int, head: int, n_head: int) -> dict:
-    """The frame ``head_grid_figure`` draws around one head (a layout shape): a page can move it
-    on a cached grid without building the grid again (``ui.charts.common.with_layout``)."""
-    index = layer * n_head + head + 1
-    suffix = "" if index == 1 else str(index)
-    return {"type": "rect", "xref": f"x{suffix} domain", "yref": f"y{suffix} domain",
-            "x0": -0.02, "x1": 1.02, "y0": -0.02, "y1": 1.02, "line": {"color": "#e4572e", "width": 3}}
+GRID_RECT_MAX_CELLS = 4096  # beyond this many visible cells the grid is one image (see head_grid_spec)
 
 
-def _head_grid_raw(
+@dataclass(frozen=True)
+class GridLayout:
+    """Where each head's panel sits in the grid's own units (one unit = one cell): panels of
+    ``n`` × ``n`` cells with ``gap`` units between them. Whole units, so the image form maps
+    one pixel to one unit."""
+
+    n: int
+    n_layer: int
+    n_head: int
+    gap: int
+
+    @classmethod
+    def of(cls, n: int, n_layer: int, n_head: int) -> "GridLayout":
+        return cls(n, n_layer, n_head, gap=max(1, round(0.15 * n)))
+
+    @property
+    def width(self) -> int:
+        return self.n_head * self.n + (self.n_head - 1) * self.gap
+
+    @property
+    def height(self) -> int:
+        return self.n_layer * self.n + (self.n_layer - 1) * self.gap
+
+    def x0(self, head: int) -> int:
+        return head * (self.n + self.gap)
+
+    def y0(self, layer: int) -> int:
+        return layer * (self.n + self.gap)
+
+
+def _names_axis(centres: Sequence[float], names: Sequence[str], step: int, **axis: object) -> dict:
+    """An axis whose only labels are ``names`` at the panels' centres (a panel every ``step``
+    units): Streamlit themes and sizes axis labels, which plain text marks would not get."""
+    listed = ",".join(json.dumps(str(name), ensure_ascii=False) for name in names)
+    return {"values": [float(c) for c in centres], "labelExpr": f"[{listed}][floor(datum.value / {step})]",
+            "domain": False, "grid": False, "ticks": False, "title": None, "labelPadding": 4, **axis}
+
+
+def _grid_image(values: np.ndarray, grid: GridLayout, *, scores: bool, bound: float) -> bytes:
+    """The whole grid as one RGBA PNG, one pixel per unit: each panel's visible triangle
+    coloured as Vega colours the cells (``ui.charts.heat_image``), everything else transparent."""
+    from PIL import Image
+
+    from ui.charts.heat_image import scheme_colours
+    from ui.charts.vectors import SEQUENTIAL_EXTENT
+
+    n = grid.n
+    if scores:
+        position = 1.0 - (values + bound) / (2.0 * bound)  # the reversed "redblue" over [−bound, bound]
+        rgb = scheme_colours(position, "redblue")
+    else:
+        low, high = SEQUENTIAL_EXTENT
+        rgb = scheme_colours(low + np.clip(values, 0.0, 1.0) * (high - low), "blues")
+    visible = np.tril(np.ones((n, n), dtype=bool)) & np.isfinite(values)
+    pixels = np.zeros((grid.height, grid.width, 4), dtype=np.uint8)
+    for layer in range(grid.n_layer):
+        for head in range(grid.n_head):
+            y0, x0 = grid.y0(layer), grid.x0(head)
+            panel = pixels[y0:y0 + n, x0:x0 + n]
+            panel[..., :3] = rgb[layer, head]
+            panel[..., 3] = np.where(visible[layer, head], 255, 0)
+    buffer = io.BytesIO()
+    Image.fromarray(pixels, mode="RGBA").save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def head_grid_spec(
     patterns: np.ndarray,
     labels: Sequence[str],
     subplot_titles: Sequence[str],
@@ -369,83 +425,97 @@ def _head_grid_raw(
     y_title: str,
     value_title: str,
     layer_names: Sequence[str],
+    head_names: Sequence[str],
+    head_title: str,
     scores: bool = False,
-    highlight: tuple[int, int] | None = None,
+    height: int | None = None,
 ) -> dict:
-    """All heads at once: one Plotly figure, rows = layers, columns = heads.
+    """All heads at once as one Vega-Lite chart: rows = layers, columns = heads, each head's
+    attention (query down, key across) with the causal triangle left empty.
 
-    Each heatmap is drawn as an image, so even 64 tokens × 16 heads stay fast. The causal
-    triangle is left empty. ``highlight`` (layer, head) gets a frame: the head enlarged below.
+    One plot in the grid's own units (``GridLayout``), not a facet, so it stretches to the
+    column on any screen. Up to ``GRID_RECT_MAX_CELLS`` visible cells: one rectangle per cell,
+    the head, query, key and value on hover. Beyond (a long prompt, a foreign model's 144 heads):
+    the whole grid as one PNG coloured on the server with Vega's own scheme, drawn over the plot,
+    under the same colour legend. Either way the browser loads no Plotly (4.7 MB of JavaScript,
+    which made this page's first visit ~0.6 s longer) and draws one chart.
+    Weights use the blues over [0, 1] (0 still visible on the dark theme); scores the red-blue
+    scale over ± the largest visible |score|.
+
+    Example: head_grid_spec(np.tril(np.ones((1, 2, 3, 3))) / 3, list("abc"), ["L0 H0", "L0 H1"], title="t",
+             x_title="key", y_title="query", value_title="weight", layer_names=["Layer 0"])
     """
-    patterns = np.asarray(patterns, dtype=np.float32)
-    n_layer, n_head, n, _ = patterns.shape
-    if len(subplot_titles) != n_layer * n_head:
-        raise ValueError("one subplot title per head is needed")
-    hidden = np.triu(np.ones((n, n), dtype=bool), k=1)
+    values = np.asarray(patterns, dtype=np.float32)
+    n_layer, n_head, n, n_keys = values.shape
+    if n != n_keys or len(labels) != n:
+        raise ValueError("one label per position and square patterns are needed")
+    if len(subplot_titles) != n_layer * n_head or len(layer_names) != n_layer or len(head_names) != n_head:
+        raise ValueError("one title per panel, one name per layer and one per head are needed")
+    grid = GridLayout.of(n, n_layer, n_head)
+    below = np.tril(np.ones((n, n), dtype=bool))
+    shown = values[:, :, below]
+    finite = shown[np.isfinite(shown)]
     if scores:
-        visible = patterns[:, :, ~hidden]
-        finite = visible[np.isfinite(visible)]
         bound = float(np.abs(finite).max()) if finite.size else 1.0
-        colour = dict(colorscale="RdBu", reversescale=True, cmin=-bound, cmax=bound)
+        bound = bound or 1.0
+        scale = {"domain": [-bound, bound], "reverse": True, "scheme": "redblue"}
     else:
-        colour = dict(colorscale=PLOTLY_BLUES, cmin=0.0, cmax=1.0)  # 0 is light blue, not white
-    # The subplot layout is written out as one dict: make_subplots followed by per-axis
-    # updates costs a few hundred ms for 16 heads, this costs a few.
-    gap_x, gap_y = 0.02, (0.08 if n_layer > 1 else 0.0)
-    width = (1.0 - gap_x * (n_head - 1)) / n_head
-    height = (1.0 - gap_y * (n_layer - 1)) / n_layer
-    layout: dict = {
-        # The title pinned to the top of the figure: the theme makes the top margin tall enough
-        # for a wrapped title plus the top row's subplot titles (centred in the margin, the
-        # second line of a projector-size title covered "L0 H0").
-        "title": {"text": title, "y": 1, "yref": "container", "yanchor": "top", "pad": {"t": 8}},
-        "height": max(320, 190 * n_layer + 60),
-        "margin": {"l": 40, "r": 20, "t": 70, "b": 20},
-        "coloraxis": {**colour, "colorbar": {"title": {"text": value_title, "side": "right"}, "thickness": 12}},
-        "annotations": [],
-        "shapes": [],
-    }
-    label_list = [escape_plotly(v) for v in labels]  # the prompt's tokens: literal text, never Plotly HTML
-    traces = []
-    for layer in range(n_layer):
-        for head in range(n_head):
-            index = layer * n_head + head + 1
-            suffix = "" if index == 1 else str(index)
-            x0 = head * (width + gap_x)
-            y1 = 1.0 - layer * (height + gap_y)  # layer 0 on top
-            axis = {"showticklabels": False, "showgrid": False, "zeroline": False}
-            layout[f"xaxis{suffix}"] = {**axis, "domain": _unit([x0, x0 + width]), "anchor": f"y{suffix}"}
-            layout[f"yaxis{suffix}"] = {**axis, "domain": _unit([y1 - height, y1]), "anchor": f"x{suffix}",
-                                        "autorange": "reversed"}
-            if head == 0:
-                layout[f"yaxis{suffix}"]["title"] = {"text": layer_names[layer], "standoff": 2}
-            layout["annotations"].append({
-                "text": subplot_titles[index - 1], "x": x0 + width / 2, "y": y1, "xref": "paper",
-                "yref": "paper", "xanchor": "center", "yanchor": "bottom", "showarrow": False,
-                "font": {"size": 11},
-            })
-            traces.append({
-                "type": "heatmap", "z": np.where(hidden, np.nan, patterns[layer, head]).astype(np.float32),
-                "x": label_list, "y": label_list, "coloraxis": "coloraxis", "hoverongaps": False,
-                "xaxis": f"x{suffix}", "yaxis": f"y{suffix}",
-                "hovertemplate": (f"{layer_names[layer]} H{head}<br>{y_title}: %{{y}}<br>"
-                                  f"{x_title}: %{{x}}<br>{value_title}: %{{z:.4f}}<extra></extra>"),
-            })
-            if highlight == (layer, head):
-                layout["shapes"].append(grid_highlight(layer, head, n_head))
-    return {"data": traces, "layout": layout}
+        bound = 1.0
+        scale = {"domain": [0.0, 1.0], "scheme": {"name": "blues", "extent": [0.12, 1.0]}}
+    # The legend on top: at the side it took a phone's panels a third of their width.
+    colour = {"field": "value", "scale": scale, "title": value_title, "type": "quantitative",
+              "legend": {"orient": "top", "direction": "horizontal", "gradientLength": 220}}
+    # The grid's units as the plot's coordinates, row 0 at the top; the axes name the columns
+    # (heads, on top) and the rows (layers, written upwards on the left), once each.
+    step = n + grid.gap
+    x = {"axis": _names_axis([grid.x0(h) + n / 2 for h in range(n_head)], head_names, step, orient="top"),
+         "scale": {"domain": [0, grid.width], "nice": False, "zero": False}, "type": "quantitative"}
+    y = {"axis": _names_axis([grid.y0(l) + n / 2 for l in range(n_layer)], layer_names, step, labelAngle=270,
+                             labelAlign="center", labelBaseline="bottom"),
+         "scale": {"domain": [0, grid.height], "nice": False, "reverse": True, "zero": False}, "type": "quantitative"}
+    layers: list[dict] = []
+    cells_shown = n_layer * n_head * int(below.sum())
+    if cells_shown <= GRID_RECT_MAX_CELLS:
+        ll, hh, qq, kk = np.nonzero(np.broadcast_to(below, values.shape))
+        x0 = hh * step + kk
+        y0 = ll * step + qq
+        label_array = np.asarray(list(labels), dtype=object)
+        frame = pd.DataFrame({
+            "x": x0, "x2": x0 + 1, "y": y0, "y2": y0 + 1,
+            "head": np.asarray(list(subplot_titles), dtype=object)[ll * n_head + hh],
+            "query": label_array[qq], "key": label_array[kk],
+            "value": values[ll, hh, qq, kk],
+        })
+        frame = frame[np.isfinite(frame["value"].to_numpy())]
+        layers.append({"data": {"name": "cells"}, "mark": {"type": "rect", "strokeWidth": 0.4}, "encoding": {
+            "x": {**x, "field": "x"}, "x2": {"field": "x2"}, "y": {**y, "field": "y"}, "y2": {"field": "y2"},
+            "color": colour, "stroke": {**colour, "legend": None},  # a hairline: no seams between cells
+            "tooltip": [{"field": "head", "title": head_title, "type": "nominal"},
+                        {"field": "query", "title": y_title, "type": "nominal"},
+                        {"field": "key", "title": x_title, "type": "nominal"},
+                        {"field": "value", "format": ".4f", "title": value_title, "type": "quantitative"}]}})
+        datasets = {"cells": frame.reset_index(drop=True)}
+    else:
+        from ui.charts.heat_image import png_data_url
 
-
-def head_grid_spec(patterns: np.ndarray, labels: Sequence[str], subplot_titles: Sequence[str], **kwargs) -> dict:
-    """``head_grid_figure(...).to_dict()`` written directly (``ui.charts.common.figure_dict``; a test
-    compares them): a new prompt draws the grid without building and validating a Figure."""
-    return figure_dict(_head_grid_raw(patterns, labels, subplot_titles, **kwargs))
-
-
-def head_grid_figure(patterns: np.ndarray, labels: Sequence[str], subplot_titles: Sequence[str],
-                     **kwargs) -> go.Figure:
-    """``_head_grid_raw`` as a ``go.Figure`` (pages draw ``head_grid_spec``, the same figure)."""
-    return go.Figure(_head_grid_raw(patterns, labels, subplot_titles, **kwargs))
+        url = png_data_url(_grid_image(values, grid, scores=scores, bound=bound))
+        ends = [-bound, bound] if scores else [0.0, 1.0]
+        # The image over the whole plot; a hidden layer holds the axes' scales and the legend.
+        layers.append({"data": {"values": [{"url": url}]},
+                       "mark": {"type": "image", "align": "left", "baseline": "top", "aspect": False, "smooth": False,
+                                "width": {"expr": "width"}, "height": {"expr": "height"}},
+                       "encoding": {"url": {"field": "url", "type": "nominal"}, "x": {"value": 0}, "y": {"value": 0}}})
+        layers.append({"data": {"values": [{"x": 0, "y": 0, "value": ends[0]}, {"x": grid.width, "y": grid.height,
+                                                                                 "value": ends[1]}]},
+                       "mark": {"type": "point", "opacity": 0, "size": 0},
+                       "encoding": {"x": {**x, "field": "x"}, "y": {**y, "field": "y"}, "color": colour}})
+        datasets = {}
+    spec: dict = {"layer": layers, "height": int(height or max(320, 190 * n_layer + 60)), "title": title,
+                  "view": {"stroke": None}, "resolve": {"legend": {"stroke": "independent"}}, "usermeta": {"embedOptions": {"renderer": "canvas"}},
+                  "$schema": alt.SCHEMA_URL}
+    if datasets:
+        spec["datasets"] = datasets
+    return spec
 
 
 def _head_view_table(weights: np.ndarray, tokens: Sequence[str], query_pos: int,

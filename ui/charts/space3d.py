@@ -43,7 +43,7 @@ class SpaceLabels:
 
 
 def hex_colour(colour: str) -> str:
-    """"#rrggbb" for "#rrggbb" or "rgb(r, g, b)" (Plotly's palettes): the one form the browser accepts.
+    """"#rrggbb" for "#rrggbb" or "rgb(r, g, b)": the one form the component accepts.
 
     Example: hex_colour("rgb(127, 60, 141)") -> "#7f3c8d"
     """

@@ -17,9 +17,9 @@ import pandas as pd
 
 OTHER_COLOUR = "#9e9e9e"  # grey: tokens that belong to no category
 PROMPT_COLOUR = "#ff7f0e"  # orange ring: readable on the white and the dark theme
-# Plotly's "Bold" then "Safe" palettes (as hex; a unit test compares them with Plotly's): they
-# read on both themes. Bold's grey is reserved for "other" and its orange for the prompt's
-# tokens, and Safe's grey dropped, so none of them is used for a category.
+# The "Bold" then "Safe" qualitative palettes (CARTO; as Plotly ships them): they read on both
+# themes. Bold's grey is reserved for "other" and its orange for the prompt's tokens, and Safe's
+# grey dropped, so none of them is used for a category.
 CATEGORY_COLOURS: tuple[str, ...] = (
     "#7f3c8d", "#11a579", "#3969ac", "#f2b701", "#e73f74", "#80ba5a", "#008695", "#cf1c90", "#f97b72",
     "#88ccee", "#cc6677", "#ddcc77", "#117733", "#332288", "#aa4499", "#44aa99", "#999933", "#882255", "#661100",
