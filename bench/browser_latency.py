@@ -16,7 +16,7 @@ Interactions: the logits temperature slider, the BPE merge slider (Tokenization)
 Multi-head head select, the Transformer block's layer select (its drawing and charts), a new
 prompt on the Overview (its diagram; Graphviz or SVG).
 
-Run:  .venv/bin/python bench/browser_latency.py [--repeats 8] [--configs before=/tmp/before,freeze]
+Run:  .venv/bin/python bench/browser_latency.py [--repeats 8] [--configs before=/tmp/before,freeze] [--only block]
 """
 
 from __future__ import annotations
@@ -148,7 +148,9 @@ def main() -> None:
     parser.add_argument("--configs", default="freeze", help="as in bench/interactions.py (NAME=PATH: another copy)")
     parser.add_argument("--repeats", type=int, default=8)
     parser.add_argument("--quiet", type=float, default=400, help="ms without drawing that end a measurement")
+    parser.add_argument("--only", default="", help="measure only the interactions whose name contains this")
     args = parser.parse_args()
+    interactions = [i for i in INTERACTIONS if args.only in i.name]
     from playwright.sync_api import sync_playwright
 
     configs = [c for c in args.configs.split(",") if c]
@@ -168,7 +170,7 @@ def main() -> None:
                 context.add_init_script(INIT_SCRIPT)
                 page = context.new_page()
                 results[label] = {}
-                for interaction in INTERACTIONS:
+                for interaction in interactions:
                     try:
                         results[label][interaction.name] = measure_one(page, interaction, args.repeats, args.quiet, url)
                     except Exception as err:  # a label that moved: say which, keep measuring the rest
@@ -181,7 +183,7 @@ def main() -> None:
         browser.close()
     labels = [c.split("=", 1)[0] for c in configs]
     print(f"{'interaction':<34}" + "".join(f" | {lab + ' median / p95':>24}" for lab in labels))
-    for interaction in INTERACTIONS:
+    for interaction in interactions:
         row = f"{interaction.name:<34}"
         for lab in labels:
             times = sorted(drawn for drawn, _ in results.get(lab, {}).get(interaction.name, []))
@@ -194,7 +196,7 @@ def main() -> None:
     # Where the time goes: until the rerun's last message arrived (server and transport), and
     # the drawing after it (the browser), medians of the same moves.
     print(f"{'  split: server / browser':<34}" + "".join(f" | {lab + ' server / browser':>24}" for lab in labels))
-    for interaction in INTERACTIONS:
+    for interaction in interactions:
         row = f"{interaction.name:<34}"
         for lab in labels:
             moves = results.get(lab, {}).get(interaction.name, [])

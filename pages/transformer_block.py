@@ -219,11 +219,11 @@ def writes_part(position: int) -> None:
     write_series = [t("transformer_block.resid.series.pre"), t("transformer_block.resid.series.attn"),
                     t("transformer_block.resid.series.mlp")]
     writes = np.stack([norms.pre[:, position], norms.attn_out[:, position], norms.mlp_out[:, position]])
-    vega(charts.grouped_bars(tuple(t("transformer_block.pick.layer_option", n=L) for L in range(cfg.n_layer)),
-                             tuple(write_series), writes,
-                             title=t("transformer_block.resid.write_title", token=labels[position]),
-                             x_title=t("transformer_block.axis.layer"), y_title=t("transformer_block.axis.norm"),
-                             series_title=t("transformer_block.axis.vector")), width="stretch")
+    vega(charts.stable(charts.grouped_bars(
+        tuple(t("transformer_block.pick.layer_option", n=L) for L in range(cfg.n_layer)), tuple(write_series), writes,
+        title=t("transformer_block.resid.write_title", token=labels[position]),
+        x_title=t("transformer_block.axis.layer"), y_title=t("transformer_block.axis.norm"),
+        series_title=t("transformer_block.axis.vector"))), width="stretch", live=True)
 
 
 @st.fragment
@@ -245,12 +245,12 @@ def dla_section(position: int) -> None:
     cols[0].metric(t("transformer_block.dla.metric.logit"), f"{result.logit:.4f}")
     cols[1].metric(t("transformer_block.dla.metric.sum"), f"{result.total:.4f}")
     cols[2].metric(t("transformer_block.dla.metric.diff"), f"{result.total - result.logit:.1e}")
-    vega(charts.bars(tuple(part_labels), tuple(result.values.tolist()),
-                     title=t("transformer_block.dla.chart_title", token=names_shown[options.index(target)],
-                             pos=labels[position]),
-                     value_title=t("transformer_block.axis.logit_share"), label_title=t("transformer_block.axis.part"),
-                     color_labels=tuple(kinds), color_title=t("transformer_block.axis.kind"),
-                     colors=tuple(charts.KIND_COLORS[k] for k in dict.fromkeys(result.kinds))), width="stretch")
+    vega(charts.stable(charts.bars(
+        tuple(part_labels), tuple(result.values.tolist()),
+        title=t("transformer_block.dla.chart_title", token=names_shown[options.index(target)], pos=labels[position]),
+        value_title=t("transformer_block.axis.logit_share"), label_title=t("transformer_block.axis.part"),
+        color_labels=tuple(kinds), color_title=t("transformer_block.axis.kind"),
+        colors=tuple(charts.KIND_COLORS[k] for k in dict.fromkeys(result.kinds)))), width="stretch", live=True)
     st.caption(t("transformer_block.dla.caption", scale=f"{result.scale:.4f}"))
 
 
@@ -408,17 +408,17 @@ def live_norm(layer: int) -> None:
     else:
         series = (t("transformer_block.norm.live.rms_in"), t("transformer_block.norm.live.rms_out"))
         values = np.stack([s.rms_in, s.rms_out])
-    vega(charts.grouped_bars(tuple(labels), series, values,
-                             title=t("transformer_block.norm.live.title", which=which, layer=layer, norm=norm_name),
-                             x_title=t("transformer_block.axis.token"), y_title=t("transformer_block.axis.value"),
-                             series_title=t("transformer_block.axis.series")), width="stretch")
+    vega(charts.stable(charts.grouped_bars(
+        tuple(labels), series, values, title=t("transformer_block.norm.live.title", which=which, layer=layer, norm=norm_name),
+        x_title=t("transformer_block.axis.token"), y_title=t("transformer_block.axis.value"),
+        series_title=t("transformer_block.axis.series"))), width="stretch", live=True)
     learned = {"γ": tuple(s.gamma.tolist())}
     if s.beta is not None:
         learned["β"] = tuple(s.beta.tolist())
-    vega(charts.lines(tuple(range(cfg.d_model)), learned, title=t("transformer_block.norm.live.gamma_title",
-                                                                 which=which, layer=layer),
-                      x_title=t("transformer_block.axis.dim"), y_title=t("transformer_block.axis.value"),
-                      series_title=t("transformer_block.axis.series"), x_format=".0f", height=220), width="stretch")
+    vega(charts.stable(charts.lines(
+        tuple(range(cfg.d_model)), learned, title=t("transformer_block.norm.live.gamma_title", which=which, layer=layer),
+        x_title=t("transformer_block.axis.dim"), y_title=t("transformer_block.axis.value"),
+        series_title=t("transformer_block.axis.series"), x_format=".0f", height=220)), width="stretch", live=True)
     st.caption(t("transformer_block.norm.live.caption"))
 
 
@@ -471,15 +471,17 @@ def ffn_part(layer: int, position: int) -> int:
     """The layer's strongest neurons and the token's top ten; returns the token's strongest neuron."""
     post = block.mlp_activations(run.trace, layer)  # (pos, d_mlp)
     strongest = np.lexsort((np.arange(post.shape[1]), -np.abs(post).max(axis=0)))[:HEATMAP_NEURONS]
-    vega(charts.heat(post[:, strongest].T, tuple(f"n{int(i)}" for i in strongest), tuple(labels),
-                     title=t("transformer_block.ffn.heat_title", layer=layer, k=len(strongest), d_mlp=cfg.d_mlp),
-                     x_title=t("transformer_block.axis.token"), y_title=t("transformer_block.axis.neuron"),
-                     value_title=t("transformer_block.axis.activation"), diverging=True), width="stretch")
+    vega(charts.stable(charts.heat(
+        post[:, strongest].T, tuple(f"n{int(i)}" for i in strongest), tuple(labels),
+        title=t("transformer_block.ffn.heat_title", layer=layer, k=len(strongest), d_mlp=cfg.d_mlp),
+        x_title=t("transformer_block.axis.token"), y_title=t("transformer_block.axis.neuron"),
+        value_title=t("transformer_block.axis.activation"), diverging=True)), width="stretch", live=True)
     top_ids, top_vals = block.top_neurons(post, position, 10)
-    vega(charts.bars(tuple(f"n{int(i)}" for i in top_ids), tuple(top_vals.tolist()),
-                     title=t("transformer_block.ffn.top_title", token=labels[position], layer=layer),
-                     value_title=t("transformer_block.axis.activation"), label_title=t("transformer_block.axis.neuron")),
-         width="stretch")
+    vega(charts.stable(charts.bars(
+        tuple(f"n{int(i)}" for i in top_ids), tuple(top_vals.tolist()),
+        title=t("transformer_block.ffn.top_title", token=labels[position], layer=layer),
+        value_title=t("transformer_block.axis.activation"), label_title=t("transformer_block.axis.neuron"))),
+         width="stretch", live=True)
     return int(top_ids[0])
 
 
@@ -493,10 +495,11 @@ def memory_section(layer: int, top_neuron: int) -> None:
     c = st.columns(2)
     for col, ids, vals, key in ((c[0], out.up_ids, out.up_values, "up"), (c[1], out.down_ids, out.down_values, "down")):
         with col:
-            vega(charts.bars(tuple(token_labels(tokenizer, [int(i) for i in ids])), tuple(vals.tolist()),
-                             title=t(f"transformer_block.kv.{key}_title", neuron=int(neuron), layer=layer),
-                             value_title=t("transformer_block.axis.write"),
-                             label_title=t("transformer_block.axis.next_token")), width="stretch")
+            vega(charts.stable(charts.bars(
+                tuple(token_labels(tokenizer, [int(i) for i in ids])), tuple(vals.tolist()),
+                title=t(f"transformer_block.kv.{key}_title", neuron=int(neuron), layer=layer),
+                value_title=t("transformer_block.axis.write"), label_title=t("transformer_block.axis.next_token"))),
+                width="stretch", live=True)
     index = neuron_index(ctx.model_name)
     rows = [{t("transformer_block.kv.col.act"): f"{a:.3f}", t("transformer_block.kv.col.left"): display_token(left),
              t("transformer_block.kv.col.token"): display_token(tok), t("transformer_block.kv.col.right"): display_token(right)}
@@ -527,13 +530,14 @@ def moe_part(layer: int, position: int) -> None:
     chosen = set(int(i) for i in routing.chosen)
     group = tuple(t("transformer_block.moe.chosen") if i in chosen else t("transformer_block.moe.idle")
                   for i in range(N_EXPERTS))
-    vega(charts.bars(experts, tuple(routing.probs.tolist()),
-                     title=t("transformer_block.moe.chart_title", token=labels[position], layer=layer),
-                     value_title=t("transformer_block.axis.prob"), label_title=t("transformer_block.axis.expert"),
-                     color_labels=group, color_title=t("transformer_block.axis.kind"),
-                     colors=tuple("#2f6fdb" if g == t("transformer_block.moe.chosen") else "#adb5bd"
-                                  for g in dict.fromkeys(group))),
-         width="stretch")
+    # The legend's order fixed (chosen, then idle): another token keeps the chart's spec, only its data.
+    vega(charts.stable(charts.bars(
+        experts, tuple(routing.probs.tolist()),
+        title=t("transformer_block.moe.chart_title", token=labels[position], layer=layer),
+        value_title=t("transformer_block.axis.prob"), label_title=t("transformer_block.axis.expert"),
+        color_labels=group, color_title=t("transformer_block.axis.kind"),
+        color_domain=(t("transformer_block.moe.chosen"), t("transformer_block.moe.idle")), colors=("#2f6fdb", "#adb5bd"))),
+        width="stretch", live=True)
     gates = ", ".join(f"{experts[int(i)]}: {g:.3f}" for i, g in zip(routing.chosen, routing.gates))
     st.markdown(t("transformer_block.moe.gates", gates=gates))
     ffn = count_parameters(spec_from_config(cfg)).per_layer["ffn"]

@@ -76,3 +76,43 @@ def test_a_value_json_cannot_carry_becomes_null() -> None:
     rows = spec["datasets"][spec["data"]["name"]]
     assert [r["value"] for r in rows] == [None, None] and [r["shown"] for r in rows] == ["nan", "inf"]
     json.dumps(spec, allow_nan=False)
+
+
+def _text(spec: dict) -> str:
+    """What the browser compares to keep a chart's view: the spec without its data."""
+    return json.dumps({k: v for k, v in spec.items() if k != "datasets"}, sort_keys=True)
+
+
+def test_stable_specs_differ_only_in_their_data() -> None:
+    """Transformer block's layer pick: other neurons, other values, the same spec text once
+    ``stable`` and ``live`` moved names, orders, the bound and the title into the data."""
+    from ui.charts.live import live_spec, resolve_live
+
+    pairs = [
+        (charts.heat.__wrapped__(np.array([[0.5, -1.0], [2.0, 0.25]]), ("n3", "n9"), ("a", "b"), title="L0",
+                                 x_title="X", y_title="Y", value_title="V", diverging=True),
+         charts.heat.__wrapped__(np.array([[4.0, -1.0], [0.5, 0.25]]), ("n7", "n1"), ("a", "b"), title="L1",
+                                 x_title="X", y_title="Y", value_title="V", diverging=True)),
+        (charts.bars.__wrapped__(("n3", "n9", "n4"), (3.0, 2.0, 1.0), title="L0", value_title="V", label_title="L"),
+         charts.bars.__wrapped__(("n8", "n2", "n5"), (5.0, 1.0, 0.5), title="L1", value_title="V", label_title="L")),
+        (charts.bars.__wrapped__(("e0", "e1"), (0.7, 0.3), title="t0", value_title="V", label_title="L",
+                                 color_labels=("chosen", "idle"), color_domain=("chosen", "idle"), colors=("#1", "#2")),
+         charts.bars.__wrapped__(("e0", "e1"), (0.2, 0.8), title="t1", value_title="V", label_title="L",
+                                 color_labels=("idle", "chosen"), color_domain=("chosen", "idle"), colors=("#1", "#2"))),
+        (charts.lines.__wrapped__((0.0, 1.0), {"γ": (1.0, 2.0)}, title="L0", x_title="X", y_title="Y", series_title="S"),
+         charts.lines.__wrapped__((0.0, 1.0), {"γ": (0.5, 3.0)}, title="L1", x_title="X", y_title="Y", series_title="S")),
+    ]
+    for first, second in pairs:
+        assert _text(first) != _text(second)  # as built: names, orders, bound and title differ
+        a, b = live_spec(charts.stable(first)), live_spec(charts.stable(second))
+        assert _text(a) == _text(b)
+        validate_jsonschema(json.loads(_text(a)), load_schema())
+        # what the student sees is unchanged: the title comes back from the data
+        assert resolve_live(a)["title"] == first["title"] and resolve_live(b)["title"] == second["title"]
+    heat, bars = (charts.stable(pairs[0][1]), charts.stable(pairs[1][1]))
+    assert heat["params"] == [{"name": charts.BOUND_PARAM, "value": 4.0}]
+    rows = heat["datasets"]["rows0"]
+    assert [(r["row"], r["row__order"]) for r in rows[::2]] == [("n7", 0), ("n1", 1)]  # the given order, as data
+    assert [(r["label"], r["label__order"]) for r in bars["datasets"]["rows0"]] == [("n8", 0), ("n2", 1), ("n5", 2)]
+    assert bars["encoding"]["y"]["sort"] == {"field": "label__order", "op": "min"}
+    assert "label__order" not in pairs[1][1]["datasets"][pairs[1][1]["data"]["name"]][0]  # the input is not changed

@@ -90,8 +90,9 @@ def _fmt(values: Sequence[float], spec: str) -> list[str]:
 @memo(maxsize=256)
 def bars(labels: Sequence[str], values: Sequence[float], *, title: str, value_title: str, label_title: str,
          colors: Sequence[str] | None = None, color_title: str | None = None, color_labels: Sequence[str] | None = None,
-         value_format: str = ".4f", height: int | None = None) -> Spec:
-    """Horizontal bars in the given order; optional colour groups (``color_labels``) with a legend."""
+         value_format: str = ".4f", height: int | None = None, color_domain: Sequence[str] | None = None) -> Spec:
+    """Horizontal bars in the given order; optional colour groups (``color_labels``) with a legend,
+    in the order of ``color_domain`` (default: as they first appear; ``colors`` in that order)."""
     records = [{"label": str(lab), "value": _number(v), "shown": format(float(v), value_format)}
                for lab, v in zip(labels, values)]
     encoding: dict[str, Any] = {
@@ -102,7 +103,7 @@ def bars(labels: Sequence[str], values: Sequence[float], *, title: str, value_ti
     if color_labels is not None:
         for row, group in zip(records, color_labels):
             row["group"] = group
-        domain = list(dict.fromkeys(color_labels))
+        domain = list(color_domain) if color_domain is not None else list(dict.fromkeys(color_labels))
         palette = list(colors) if colors is not None else SERIES_COLORS[: len(domain)]
         encoding["color"] = _field("group", "nominal", legend=_legend(labelLimit=260, columns=2),
                                    scale={"domain": domain, "range": palette}, title=color_title)
@@ -218,3 +219,64 @@ def stacked_share(labels: Sequence[str], values: Sequence[int], *, title: str, x
                  alt.Tooltip("share:N", title="%")],
     ).properties(title=title)
     return _finish(chart, 70)
+
+
+ORDER_SUFFIX = "__order"  # a row's place on an axis, for ``stable``
+BOUND_PARAM = "tj_bound"  # a diverging heat map's ±bound, for ``stable``
+
+
+def stable(spec: Spec) -> Spec:
+    """``spec`` (from ``bars``, ``grouped_bars``, ``lines`` or ``heat``) written so that another
+    input of the same shape gives the same spec text, only other data; drawn with
+    ``vega(..., live=True)``, which also moves the title into the data.
+
+    Why: Streamlit's browser side keeps a chart's Vega view while the spec text stays the same
+    and only swaps its data in; a new text compiles the spec and builds a new view. A picker that
+    redraws several charts (Transformer block's layer) then pays that per chart. What changes
+    with the input is moved out of the text: dataset names (named after their content) become
+    ``rows0``, ``rows1`` …; an axis' order (a list of the labels) becomes a column holding each
+    row's place (``<field>__order``), sorted by; a diverging scale's ±bound becomes a parameter.
+    The student sees the same chart. The input is not changed.
+    """
+    renamed = {name: f"rows{i}" for i, name in enumerate(spec.get("datasets") or {})}
+    datasets = {renamed[name]: [dict(row) for row in rows] for name, rows in (spec.get("datasets") or {}).items()}
+    out = {k: v for k, v in spec.items() if k not in ("datasets", "data", "layer", "encoding")}
+    params = []
+
+    def unit(node: Spec, rows: list[dict[str, Any]]) -> Spec:
+        node = dict(node)
+        if "data" in node:
+            node["data"] = {"name": renamed[node["data"]["name"]]}
+        encoding = {}
+        for channel, enc in (node.get("encoding") or {}).items():
+            if isinstance(enc, dict) and channel in ("x", "y") and isinstance(enc.get("sort"), list):
+                place = {str(label): i for i, label in enumerate(enc["sort"])}
+                key = enc["field"] + ORDER_SUFFIX
+                for row in rows:
+                    row[key] = place.get(str(row.get(enc["field"])), len(place))
+                enc = {**enc, "sort": {"field": key, "op": "min"}}
+            if isinstance(enc, dict) and isinstance((enc.get("scale") or {}).get("domain"), list) \
+                    and enc["scale"].get("scheme") == "redblue":
+                bound = float(enc["scale"]["domain"][1])
+                if not any(p["name"] == BOUND_PARAM for p in params):
+                    params.append({"name": BOUND_PARAM, "value": bound})
+                scale = {k: v for k, v in enc["scale"].items() if k != "domain"}
+                enc = {**enc, "scale": {**scale, "domainMin": {"expr": f"-{BOUND_PARAM}"},
+                                        "domainMax": {"expr": BOUND_PARAM}}}
+            encoding[channel] = enc
+        if encoding:
+            node["encoding"] = encoding
+        return node
+
+    top_rows = datasets[renamed[spec["data"]["name"]]] if "data" in spec else []
+    if "data" in spec:
+        out["data"] = {"name": renamed[spec["data"]["name"]]}
+    if "encoding" in spec:
+        out["encoding"] = unit({"encoding": spec["encoding"]}, top_rows)["encoding"]
+    if "layer" in spec:
+        out["layer"] = [unit(layer, datasets[renamed[layer["data"]["name"]]] if "data" in layer else top_rows)
+                        for layer in spec["layer"]]
+    if params:
+        out["params"] = [*(spec.get("params") or []), *params]
+    out["datasets"] = datasets
+    return out
