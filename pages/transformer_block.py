@@ -555,18 +555,23 @@ def picked_sections(slots: dict) -> None:
 
     A picker change reruns this fragment only. The parts with controls of their own (the
     attribution target, the live norm's choice, the neuron) are fragments inside it, so their
-    controls rerun only themselves.
+    controls rerun only themselves. Each inner fragment sits in a keyed box of its own: drawn
+    straight into a slot, Streamlit 1.67 left the previous run's copy in place and added the
+    new one below it, so every pick stacked another copy (tests/e2e/test_block_pages.py).
     """
     with slots["layer"]:
         layer, position = layer_part()
     with slots["resid"]:
         writes_part(position)
-        dla_section(position)
+        with st.container(key="tb_dla_box"):
+            dla_section(position)
     with slots["live_norm"]:
-        live_norm(layer)
+        with st.container(key="tb_live_norm_box"):
+            live_norm(layer)
     with slots["ffn"]:
         top_neuron = ffn_part(layer, position)
-        memory_section(layer, top_neuron)
+        with st.container(key="tb_memory_box"):
+            memory_section(layer, top_neuron)
     with slots["moe"]:
         moe_part(layer, position)
 

@@ -106,3 +106,49 @@ def test_block_pages_dark_and_phone(browser: Browser, app_url: str, screenshot_d
                 assert_no_error(page)
         finally:
             context.close()
+
+
+def _counts(page: Page) -> tuple[int, int, int, int]:
+    main = '[data-testid="stMain"] '
+    return tuple(page.locator(main + sel).count() for sel in (  # type: ignore[return-value]
+        '[data-testid="stElementContainer"]', '[data-testid="stVegaLiteChart"]', '[data-testid="stNumberInput"]',
+        '[data-testid="stDataFrame"]'))
+
+
+def _settle(page: Page) -> None:
+    page.wait_for_timeout(300)
+    page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=60_000)
+    page.wait_for_timeout(700)
+
+
+def test_picks_replace_the_sections_they_feed_instead_of_adding_copies(page: Page, app_url: str) -> None:
+    """The layer and token pickers rerun one fragment that draws into slots all over the page,
+    with fragments of their own inside it (the attribution target, the live norm, the neuron).
+    Those inner parts piled up: every pick added another copy of them below the last (5 more
+    charts, a number input, a table each time). Each inner part now has a keyed box of its own."""
+    page.set_viewport_size({"width": 1366, "height": 900})
+    _open(page, f"{app_url}/transformer_block")
+    before = _counts(page)
+    s = load_strings("en")
+    main = page.locator('[data-testid="stMain"]')
+
+    def pick(label: str, option: int) -> None:
+        box = main.locator('[data-testid="stSelectbox"]').filter(has=page.get_by_text(label, exact=True)).first
+        box.scroll_into_view_if_needed()
+        box.click()
+        page.get_by_role("option").nth(option).click()
+        _settle(page)
+
+    for option in (2, 1, 3):
+        pick(s["transformer_block.pick.layer"], option)
+        assert _counts(page) == before
+    pick(s["transformer_block.pick.token"], 1)
+    pick(s["transformer_block.dla.target"], 2)
+    neuron = main.locator('[data-testid="stNumberInput"] input').first
+    neuron.scroll_into_view_if_needed()
+    neuron.fill("7")
+    neuron.press("Enter")
+    _settle(page)
+    pick(s["transformer_block.pick.layer"], 0)
+    assert _counts(page) == before
+    assert_no_error(page)
