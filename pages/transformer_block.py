@@ -501,11 +501,12 @@ def memory_section(layer: int, top_neuron: int) -> None:
                 value_title=t("transformer_block.axis.write"), label_title=t("transformer_block.axis.next_token"))),
                 width="stretch", live=True)
     index = neuron_index(ctx.model_name)
-    rows = [{t("transformer_block.kv.col.act"): f"{a:.3f}", t("transformer_block.kv.col.left"): display_token(left),
-             t("transformer_block.kv.col.token"): display_token(tok), t("transformer_block.kv.col.right"): display_token(right)}
+    header = [t(f"transformer_block.kv.col.{c}") for c in ("act", "left", "token", "right")]
+    rows = [[f"{a:.3f}", display_token(left), display_token(tok), display_token(right)]
             for a, _, left, tok, right in index.contexts(layer, int(neuron))]
     st.markdown(t("transformer_block.kv.corpus", docs=len(index.tokens)))
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="tb_kv_contexts")
+    # Five short rows: Markdown (every cell literal), not a data grid, which a pick redrew each time.
+    st.container(key="tb_kv_contexts").markdown(markdown_table(header, rows))
 
 
 st.subheader(t("transformer_block.swiglu.header"))

@@ -8,6 +8,7 @@ import pytest
 from altair.utils.schemapi import validate_jsonschema
 from altair.vegalite.v6.schema import load_schema
 
+from ui.i18n import translate
 from tests.app.conftest import APP, assert_clean, chart_title, open_page
 
 PAGE = "transformer_block"
@@ -102,7 +103,12 @@ def test_both_models(model: str) -> None:
     at.switch_page(f"pages/{PAGE}.py")
     at.run()
     assert_clean(at)
-    assert any(d.value.shape[0] == 5 for d in at.dataframe)  # top-5 firing contexts of a neuron
+    # the top-5 firing contexts of the chosen neuron: a Markdown table of five rows
+    header = translate("transformer_block.kv.col.act", "zh")
+    tables = [m.value for m in at.markdown if m.value.startswith(f"| {header} |")]
+    assert len(tables) == 1 and len(tables[0].splitlines()) == 2 + 5
+    acts = [float(line.split("|")[1].replace("\\", "")) for line in tables[0].splitlines()[2:]]
+    assert acts == sorted(acts, reverse=True)  # strongest first
 
 
 def test_find_the_head_that_matters(lang: str) -> None:
@@ -174,7 +180,8 @@ def test_the_textbook_tables_show_the_normalised_samples_in_both_languages(lang:
     from core.param_count import TEXTBOOK_MOE
 
     at = open_page(PAGE, lang=lang)
-    tables = [str(m.value) for m in at.markdown if str(m.value).count("\n| ") >= 2]
+    contexts = f"| {translate('transformer_block.kv.col.act', lang)} |"  # the neuron's contexts, not a textbook table
+    tables = [str(m.value) for m in at.markdown if str(m.value).count("\n| ") >= 2 and not str(m.value).startswith(contexts)]
     assert len(tables) == 5, tables  # raw samples, LayerNorm rows, BatchNorm columns, comparison, MoE
     text = "\n".join(tables).replace("\\", "")
     rows, means, stds = block.normalize_table(block.TEXTBOOK_SAMPLES, "sample")
