@@ -19,6 +19,8 @@ from core import names
 from ui.charts.attention import (
     HEAD_PICK,
     attention_heatmap_spec,
+    grid_is_image,
+    grid_pool_factor,
     head_grid_spec,
     head_picker,
     head_view_chart_spec,
@@ -164,7 +166,14 @@ def all_heads(patterns: np.ndarray, scores: np.ndarray, labels: list[str], behav
             head_names=[f"H{h}" for h in range(n_head)], head_title=t("multi_head_attention.head"),
             scores=show_scores,
         ), width="stretch", key="mha_grid_chart")
+    if not grid_is_image(n_layer, n_head, len(labels)):
+        how = t("multi_head_attention.grid.hover")
+    elif (pool := grid_pool_factor(n_layer, n_head, len(labels))) > 1:
+        how = t("multi_head_attention.grid.pooled", k=pool)
+    else:
+        how = t("multi_head_attention.grid.image")
     st.caption(t("multi_head_attention.grid.caption"))
+    st.caption(how)
     with st.expander(t("multi_head_attention.grid.table")):
         st.dataframe(pd.DataFrame([{
             t("multi_head_attention.layer"): b.layer,

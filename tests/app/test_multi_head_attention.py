@@ -190,6 +190,10 @@ def test_one_token_prompt_and_a_long_prompt() -> None:
     width = int.from_bytes(base64.b64decode(image.split(",", 1)[1])[16:20], "big")  # the PNG header's width
     cfg = model().config
     assert width == cfg.n_head * n + (cfg.n_head - 1) * max(1, round(0.15 * n))
+    # no values on hover in a picture: the page says where to find them
+    assert translate("multi_head_attention.grid.image", "en") in [c.value for c in at.caption]
+    short = open_page(PAGE, prompt=PROMPT)
+    assert translate("multi_head_attention.grid.hover", "en") in [c.value for c in short.caption]
 
 
 def long_prompt_of(n_tokens: int) -> str:

@@ -200,3 +200,35 @@ def test_the_grid_refuses_names_that_do_not_fit() -> None:
     with pytest.raises(ValueError):
         charts.head_grid_spec(np.zeros((1, 2, 3, 3)), list("abc"), ["a", "b"], title="t", x_title="k", y_title="q",
                               value_title="w", layer_names=["L0"], head_names=["H0"], head_title="h")
+
+
+def test_a_huge_grid_is_pooled_into_an_image_no_screen_outgrows() -> None:
+    """A foreign model's 144 heads over a long prompt: each pixel is the strongest value of a
+    k × k block (weights: the largest; scores: the farthest from 0; an all-masked block stays
+    transparent), so the image stays within GRID_IMAGE_MAX_PIXELS."""
+    import base64
+    import io
+
+    from PIL import Image
+
+    assert charts.grid_pool_factor(4, 4, 64) == 1 and charts.grid_pool_factor(12, 12, 500) > 1
+    weights = np.array([[[[1, np.nan, np.nan], [0.2, 0.5, np.nan], [0.3, 0.9, 0.1]]]], dtype=np.float32)
+    np.testing.assert_array_equal(charts._pooled(weights, 2, scores=False),
+                                  np.array([[[[1.0, np.nan], [0.9, 0.1]]]], dtype=np.float32))
+    scores = np.array([[[[1, -np.inf, -np.inf], [-3, 0.5, -np.inf], [0.3, 0.9, 0.1]]]], dtype=np.float32)
+    np.testing.assert_array_equal(charts._pooled(scores, 2, scores=True),
+                                  np.array([[[[-3.0, np.nan], [0.9, 0.1]]]], dtype=np.float32))
+    n, heads, layers = 300, 12, 12
+    k = charts.grid_pool_factor(layers, heads, n)
+    values = np.tril(np.full((layers, heads, n, n), 0.01, dtype=np.float32))
+    values[3, 5, 200, 17] = 0.9  # one strong cell: its block must show it
+    spec = _grid(values)
+    url = spec["layer"][0]["data"]["values"][0]["url"]
+    image = np.asarray(Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1]))))
+    grid = charts.GridLayout.of(-(-n // k), layers, heads)
+    assert image.shape[:2] == (grid.height, grid.width) and grid.width * grid.height <= charts.GRID_IMAGE_MAX_PIXELS
+    from ui.charts.heat_image import scheme_colours
+
+    strong = tuple(scheme_colours(np.array(0.12 + 0.9 * 0.88), "blues"))
+    assert tuple(image[grid.y0(3) + 200 // k, grid.x0(5) + 17 // k][:3]) == strong
+    assert image[grid.y0(3) + 1, grid.x0(5) + grid.n - 1, 3] == 0  # above the diagonal: transparent

@@ -347,6 +347,9 @@ def _compact_heatmap(values: np.ndarray, labels: Sequence[str], *, title: str, x
 
 
 GRID_RECT_MAX_CELLS = 4096  # beyond this many visible cells the grid is one image (see head_grid_spec)
+# The image's size: a foreign model's 144 heads over a 500-token prompt would be 47 M pixels
+# (186 MB to colour, seconds to encode, megabytes to send for a picture no screen shows).
+GRID_IMAGE_MAX_PIXELS = 4_000_000
 
 
 @dataclass(frozen=True)
@@ -385,6 +388,36 @@ def _names_axis(centres: Sequence[float], names: Sequence[str], step: int, **axi
     listed = ",".join(json.dumps(str(name), ensure_ascii=False) for name in names)
     return {"values": [float(c) for c in centres], "labelExpr": f"[{listed}][floor(datum.value / {step})]",
             "domain": False, "grid": False, "ticks": False, "title": None, "labelPadding": 4, **axis}
+
+
+def grid_is_image(n_layer: int, n_head: int, n: int) -> bool:
+    """Is the grid of this many heads and positions drawn as one image (no values on hover)?"""
+    return n_layer * n_head * n * (n + 1) // 2 > GRID_RECT_MAX_CELLS
+
+
+def grid_pool_factor(n_layer: int, n_head: int, n: int) -> int:
+    """1, or the k for which each pixel of the grid's image is one k × k block of cells: the
+    smallest k that keeps the image within ``GRID_IMAGE_MAX_PIXELS``."""
+    k = 1
+    while True:
+        grid = GridLayout.of(-(-n // k), n_layer, n_head)
+        if grid.width * grid.height <= GRID_IMAGE_MAX_PIXELS or grid.n == 1:
+            return k
+        k += 1
+
+
+def _pooled(values: np.ndarray, k: int, *, scores: bool) -> np.ndarray:
+    """Each head's pattern in k × k blocks (the last ones padded): the block's strongest visible
+    value (weights: the largest; scores: the one farthest from 0), NaN where no cell is visible."""
+    n_layer, n_head, n, _ = values.shape
+    m = -(-n // k)
+    padded = np.full((n_layer, n_head, m * k, m * k), np.nan, dtype=np.float32)
+    padded[:, :, :n, :n] = np.where(np.tril(np.ones((n, n), dtype=bool)) & np.isfinite(values), values, np.nan)
+    blocks = padded.reshape(n_layer, n_head, m, k, m, k).transpose(0, 1, 2, 4, 3, 5).reshape(n_layer, n_head, m, m, k * k)
+    empty = np.isnan(blocks).all(axis=-1)
+    strength = np.where(np.isnan(blocks), -np.inf, np.abs(blocks) if scores else blocks)
+    pick = np.take_along_axis(blocks, strength.argmax(axis=-1)[..., None], axis=-1)[..., 0]
+    return np.where(empty, np.nan, pick).astype(np.float32)
 
 
 def _grid_image(values: np.ndarray, grid: GridLayout, *, scores: bool, bound: float) -> bytes:
@@ -451,7 +484,6 @@ def head_grid_spec(
         raise ValueError("one label per position and square patterns are needed")
     if len(subplot_titles) != n_layer * n_head or len(layer_names) != n_layer or len(head_names) != n_head:
         raise ValueError("one title per panel, one name per layer and one per head are needed")
-    grid = GridLayout.of(n, n_layer, n_head)
     below = np.tril(np.ones((n, n), dtype=bool))
     shown = values[:, :, below]
     finite = shown[np.isfinite(shown)]
@@ -463,6 +495,13 @@ def head_grid_spec(
         bound = 1.0
         scale = {"domain": [0.0, 1.0], "scheme": {"name": "blues", "extent": [0.12, 1.0]}}
     # The legend on top: at the side it took a phone's panels a third of their width.
+    image = grid_is_image(n_layer, n_head, n)
+    pool = grid_pool_factor(n_layer, n_head, n) if image else 1
+    if pool > 1:  # the page says so under the grid (grid_pool_factor)
+        values = _pooled(values, pool, scores=scores)
+        n = values.shape[-1]
+        below = np.tril(np.ones((n, n), dtype=bool))
+    grid = GridLayout.of(n, n_layer, n_head)
     colour = {"field": "value", "scale": scale, "title": value_title, "type": "quantitative",
               "legend": {"orient": "top", "direction": "horizontal", "gradientLength": 220}}
     # The grid's units as the plot's coordinates, row 0 at the top; the axes name the columns
@@ -474,8 +513,7 @@ def head_grid_spec(
                              labelAlign="center", labelBaseline="bottom"),
          "scale": {"domain": [0, grid.height], "nice": False, "reverse": True, "zero": False}, "type": "quantitative"}
     layers: list[dict] = []
-    cells_shown = n_layer * n_head * int(below.sum())
-    if cells_shown <= GRID_RECT_MAX_CELLS:
+    if not image:
         ll, hh, qq, kk = np.nonzero(np.broadcast_to(below, values.shape))
         x0 = hh * step + kk
         y0 = ll * step + qq
