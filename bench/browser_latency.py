@@ -12,6 +12,10 @@ The latency is that last drawing time minus the move, once the page has been qui
 the last websocket message of the rerun arrived: "server" is that time (script, Streamlit's
 serialisation and transport), "browser" the drawing after it (React, Vega/Plotly, layout).
 
+The move's time is that of the student's input event in the page (the key, or the press on the
+option), not the moment the driver is asked to act (Playwright waits for the target to be stable
+first: 40-60 ms that earlier runs of this bench counted).
+
 Interactions: the logits temperature slider, the BPE merge slider (Tokenization), the
 Multi-head head select, the Transformer block's layer select (its drawing and charts), a new
 prompt on the Overview (its diagram; Graphviz or SVG).
@@ -37,7 +41,12 @@ from bench.interactions import start  # noqa: E402
 # Recorded in the page: when the move happened and when a chart last drew.
 INIT_SCRIPT = """
 (() => {
-  const tj = window.__tj = {last: 0, moved: 0, message: 0};
+  const tj = window.__tj = {last: 0, moved: 0, message: 0, armed: false};
+  // The move starts at the student's own input event (the key or the press on the option), not
+  // when the test driver is asked to act: Playwright first waits for the target to be stable
+  // (two animation frames) and scrolls, 40-60 ms that no student waits for.
+  const started = () => { if (tj.armed) { tj.moved = performance.now(); tj.armed = false; } };
+  for (const type of ['keydown', 'pointerdown']) window.addEventListener(type, started, true);
   const NativeSocket = window.WebSocket;  // the last message's arrival: the server's share ends there
   window.WebSocket = function (...args) {
     const socket = new NativeSocket(...args);
@@ -77,8 +86,9 @@ INIT_SCRIPT = """
 class Interaction:
     name: str
     path: str  # the page's url path
-    kind: str  # "slider" (keyboard arrows on its thumb), "select" (another option), "prompt" (sidebar)
+    kind: str  # "slider" (keyboard arrows on its thumb), "select" (another option), "button", "prompt" (sidebar)
     label: str  # the widget's visible label (English)
+    tab: str = ""  # the tab it sits in, opened first (a closed tab's widgets are not on screen)
 
 
 INTERACTIONS = (
@@ -88,6 +98,12 @@ INTERACTIONS = (
     Interaction("block: layer select", "transformer_block", "select", "Layer"),
     # A new prompt typed in the sidebar (Ctrl+Enter): the Overview's diagram shows its tokens.
     Interaction("overview: new prompt", "", "prompt", "Prompt"),
+    Interaction("self-attention: d_k slider", "self_attention", "slider", "dₖ (width of query and key)", "③ Why ÷√dₖ"),
+    Interaction("positional: position m slider", "positional_encoding", "slider", "Query position m"),
+    Interaction("embeddings: neighbours slider", "embeddings", "slider", "How many neighbours"),
+    Interaction("whole model: preset select", "whole_model", "select", "Preset"),
+    Interaction("generation: next token", "generation", "button", "Next token →"),
+    Interaction("training: p(correct) slider", "training", "slider", "p(correct token)"),
 )
 PROMPTS = ("The capital of Japan is", "The cat sat on the", "法国的首都是", "Water boils at", "我喜欢吃苹果")
 CHARTS = ('[data-testid="stVegaLiteChart"], [data-testid="stPlotlyChart"], .st-key-overview_diagram svg, '
@@ -112,19 +128,32 @@ def measure_one(page, interaction: Interaction, repeats: int, quiet_ms: float,
     page.goto(f"{base}/{interaction.path}", wait_until="domcontentloaded")
     page.wait_for_selector(CHARTS, timeout=90_000)
     wait_idle(page, quiet_ms * 2, timeout_s=90)
+    if interaction.tab:
+        page.get_by_role("tab", name=interaction.tab).click()
+        wait_idle(page, quiet_ms * 2, timeout_s=90)
     times = []
     for i in range(repeats + 1):  # the first move warms the browser's caches; not counted
         if interaction.kind == "slider":
             slider = page.get_by_role("slider", name=interaction.label).first
-            if slider.count() == 0:  # a label Streamlit does not attach to the thumb
-                slider = page.get_by_role("slider").first
+            if slider.count() == 0:  # a label Streamlit does not attach to the thumb: the widget's own
+                slider = page.locator('[data-testid="stSlider"]').filter(
+                    has=page.get_by_text(interaction.label, exact=True)).get_by_role("slider").first
+            slider.scroll_into_view_if_needed()
             slider.focus()
-            page.evaluate("window.__tj.moved = performance.now(); window.__tj.last = 0; window.__tj.message = 0")
+            page.evaluate("window.__tj.moved = performance.now(); window.__tj.armed = true; window.__tj.last = 0;"
+                          " window.__tj.message = 0")
             slider.press("ArrowRight" if i % 2 == 0 else "ArrowLeft")
+        elif interaction.kind == "button":
+            button = page.locator('[data-testid="stMain"]').get_by_role("button", name=interaction.label).first
+            button.scroll_into_view_if_needed()
+            page.evaluate("window.__tj.moved = performance.now(); window.__tj.armed = true; window.__tj.last = 0;"
+                          " window.__tj.message = 0")
+            button.click()
         elif interaction.kind == "prompt":
             box = page.locator('[data-testid="stSidebar"] .st-key-w_prompt textarea')
             box.fill(f"{PROMPTS[i % len(PROMPTS)]} {i}")  # always a new prompt: nothing cached
-            page.evaluate("window.__tj.moved = performance.now(); window.__tj.last = 0; window.__tj.message = 0")
+            page.evaluate("window.__tj.moved = performance.now(); window.__tj.armed = true; window.__tj.last = 0;"
+                          " window.__tj.message = 0")
             box.press("Control+Enter")
         else:
             box = page.locator('[data-testid="stMain"] [data-testid="stSelectbox"]').filter(
@@ -132,7 +161,8 @@ def measure_one(page, interaction: Interaction, repeats: int, quiet_ms: float,
             box.click()
             options = page.get_by_role("option")
             options.nth((i + 1) % max(1, options.count())).wait_for(timeout=10_000)
-            page.evaluate("window.__tj.moved = performance.now(); window.__tj.last = 0; window.__tj.message = 0")
+            page.evaluate("window.__tj.moved = performance.now(); window.__tj.armed = true; window.__tj.last = 0;"
+                          " window.__tj.message = 0")
             options.nth((i + 1) % options.count()).click()
         wait_idle(page, quiet_ms)
         drawn, message = page.evaluate(

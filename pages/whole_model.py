@@ -23,6 +23,7 @@ from core.param_count import (
     spec_from_config,
 )
 from ui.charts.common import vega
+from ui.text import markdown_table
 from ui.charts.output import token_labels
 from ui import state
 from ui.i18n import t, translate
@@ -93,9 +94,10 @@ def hand_count() -> None:
         (t("whole_model.hand.total"), total_formula,
          f"{hand_count_gpt2_small():,.0f}", f"{exact.total:,}"),
     ]
-    st.dataframe(pd.DataFrame(hand_rows, columns=[t("whole_model.col.part"), t("whole_model.col.formula"),
-                                                  t("whole_model.hand.col.hand"), t("whole_model.hand.col.exact")]),
-                 hide_index=True, width="stretch", key="wm_hand_table")
+    # Markdown (every cell literal): a data grid here was redrawn by every preset change.
+    st.container(key="wm_hand_table").markdown(markdown_table(
+        [t("whole_model.col.part"), t("whole_model.col.formula"), t("whole_model.hand.col.hand"),
+         t("whole_model.hand.col.exact")], hand_rows))
     st.markdown(t("whole_model.hand.explain", diff=f"{hand_count_gpt2_small() - exact.total:+,.0f}"))
 
 
@@ -161,10 +163,11 @@ def calculator() -> None:
                      ok="✓" if count.total == PRESETS[preset].published else "✗"))
     parts = [p for p in COMPONENTS if count.components[p] > 0]
     part_names = tuple(t(f"whole_model.part.{p}") for p in parts)
-    rows = [{t("whole_model.col.part"): t(f"whole_model.part.{p}"), t("whole_model.col.formula"): t(f"whole_model.formula.{p}"),
-             t("whole_model.col.count"): f"{count.components[p]:,}",
-             t("whole_model.col.share"): f"{100 * count.components[p] / count.total:.2f} %"} for p in parts]
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="wm_count_table")
+    header = [t("whole_model.col.part"), t("whole_model.col.formula"), t("whole_model.col.count"),
+              t("whole_model.col.share")]
+    rows = [[t(f"whole_model.part.{p}"), t(f"whole_model.formula.{p}"), f"{count.components[p]:,}",
+             f"{100 * count.components[p] / count.total:.2f}\u00a0%"] for p in parts]  # "%" stays on its line
+    st.container(key="wm_count_table").markdown(markdown_table(header, rows))
     vega(charts.stacked_share(part_names, tuple(count.components[p] for p in parts),
                               colors=tuple(PART_COLORS[p] for p in parts),
                               title=t("whole_model.calc.chart_title", total=f"{count.total:,}"),

@@ -17,6 +17,13 @@ def _metric(at, label: str) -> str:
     return {m.label: m.value for m in at.metric}[label]
 
 
+def tables_text(at) -> str:  # noqa: ANN001
+    """Every table's text on the page: data frames, and Markdown tables as read (escapes dropped)."""
+    frames = [d.value.to_string() for d in at.dataframe]
+    markdown = [m.value.replace("\\", "") for m in at.markdown if m.value.startswith("| ")]
+    return "\n".join(frames + markdown)
+
+
 def test_renders_in_both_languages(lang: str) -> None:
     at = open_page(PAGE, lang=lang)
     assert_clean(at)
@@ -28,7 +35,7 @@ def test_renders_in_both_languages(lang: str) -> None:
         assert spec.get("title")
     assert at.success  # our model: counted == sum(p.numel())
     assert "✓" in at.success[0].value
-    tables = "\n".join(d.value.to_string() for d in at.dataframe)
+    tables = tables_text(at)
     assert "124,439,808" in tables and "DeepSeek V4 Pro" in tables
 
 
@@ -106,7 +113,7 @@ def test_the_hand_count_says_its_magnitudes_in_the_pages_language() -> None:
     for lang in ("en", "zh"):
         at = open_page(PAGE, lang=lang)
         assert_clean(at)
-        tables[lang] = "\n".join(d.value.to_string() for d in at.dataframe)
+        tables[lang] = tables_text(at)
     assert "万" not in tables["en"] and "亿" not in tables["en"]
     assert "38.6 M + 790,000 + 12 × (2.36 M + 4.72 M + 12,000)" in tables["en"]
     assert "3,860 万 + 79 万 + 12 × (236 万 + 472 万 + 1.2 万)" in tables["zh"]
