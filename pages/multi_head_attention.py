@@ -153,7 +153,7 @@ def all_heads(patterns: np.ndarray, scores: np.ndarray, labels: list[str], behav
     ))
     draw.vega(outline_head(picker, layer, head), key=PICK_KEY, on_select="rerun", selection_mode=HEAD_PICK,
               width="stretch")
-    # Short subplot titles: long labels overlapped on a phone; the picker above names each head.
+    # Each cell's head, named in its tooltip ("L0 H1"); the picker above names what each head does.
     titles = [f"L{b.layer} H{b.head}" for b in behaviours]
     kind = t("multi_head_attention.kind.scores" if show_scores else "multi_head_attention.kind.weights")
     # Built once per input and shared; no frame around the chosen head here (the picker above
