@@ -236,7 +236,8 @@ def stable(spec: Spec) -> Spec:
     with the input is moved out of the text: dataset names (named after their content) become
     ``rows0``, ``rows1`` …; an axis' order (a list of the labels) becomes a column holding each
     row's place (``<field>__order``), sorted by; a diverging scale's ±bound becomes a parameter.
-    The student sees the same chart. The input is not changed.
+    The student sees the same chart. The input is not changed. (A heat map with text in its cells
+    keeps its ink threshold in the text: such a chart still changes its spec with its values.)
     """
     renamed = {name: f"rows{i}" for i, name in enumerate(spec.get("datasets") or {})}
     datasets = {renamed[name]: [dict(row) for row in rows] for name, rows in (spec.get("datasets") or {}).items()}
