@@ -103,6 +103,7 @@ INTERACTIONS = (
     Interaction("embeddings: neighbours slider", "embeddings", "slider", "How many neighbours"),
     Interaction("whole model: preset select", "whole_model", "select", "Preset"),
     Interaction("generation: next token", "generation", "button", "Next token →"),
+    Interaction("logits: top-p slider", "logits_sampling", "slider", "Top-p (nucleus)"),
     Interaction("training: p(correct) slider", "training", "slider", "p(correct token)"),
 )
 PROMPTS = ("The capital of Japan is", "The cat sat on the", "法国的首都是", "Water boils at", "我喜欢吃苹果")
