@@ -7,7 +7,7 @@ Vega-Lite draws the 2-D charts; the 3-D views (the map, the lab's arrows) are
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
