@@ -57,6 +57,9 @@ def test_transformer_block_light_and_ablation(page: Page, app_url: str, screensh
     expect(page.get_by_text(strings["transformer_block.dla.header"])).to_be_visible()
     charts = page.locator('[data-testid="stVegaLiteChart"]')
     expect(charts.first).to_be_visible(timeout=30_000)
+    # The page's charts arrive over the run (the picked sections last): wait for them, then count.
+    page.wait_for_function("() => document.querySelectorAll('[data-testid=\"stVegaLiteChart\"]').length >= 10",
+                           timeout=60_000)
     n_charts = charts.count()
     assert n_charts >= 10
     after = page.locator('[data-testid="stVegaLiteChart"]').nth(4)  # heat, writes, DLA, before, after
