@@ -35,8 +35,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from core import attention_math as am  # noqa: E402
-from core import head_analysis as ha  # noqa: E402
+from core.lessons import attention_math as am  # noqa: E402
+from core.lessons import head_analysis as ha  # noqa: E402
 
 # 64 tokens of corpus-style text (the e2e test asserts the count with the shipped tokenizer).
 from tests.e2e.test_attention import LONG_PROMPT  # noqa: E402

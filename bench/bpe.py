@@ -24,10 +24,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script from anywhere
 
-from core.bpe import merge_symbols  # noqa: E402
-from core.corpus import build_corpus, cjk_lexicon  # noqa: E402
-from core.pretokenize import build_gpt_pattern, split_gpt  # noqa: E402
-from core.tokenizer import ENDOFTEXT, train_bpe  # noqa: E402
+from core.text.bpe import merge_symbols  # noqa: E402
+from core.text.corpus import build_corpus, cjk_lexicon  # noqa: E402
+from core.text.pretokenize import build_gpt_pattern, split_gpt  # noqa: E402
+from core.text.tokenizer import ENDOFTEXT, train_bpe  # noqa: E402
 
 MB = 1_000_000
 

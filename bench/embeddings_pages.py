@@ -322,7 +322,7 @@ def bench_core(model: str, repeat: int) -> list[tuple[str, list[float]]]:
     import sklearn.decomposition  # noqa: F401  (import time is not PCA time)
 
     import core
-    from core import positional, vectors
+    from core.lessons import positional, vectors
 
     def timed(action: Callable[[], object]) -> list[float]:
         times = []

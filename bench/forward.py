@@ -32,8 +32,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from core.checkpoint import load_builtin, load_hf_gpt2  # noqa: E402
-from core.model import GPTConfig  # noqa: E402
+from core.engine.checkpoint import load_builtin, load_hf_gpt2  # noqa: E402
+from core.engine.model import GPTConfig  # noqa: E402
 
 N_TOKENS = 64
 

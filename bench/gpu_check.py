@@ -3,7 +3,7 @@
     python bench/gpu_check.py [--skip-tests] [--steps 100]
 
 1. Runs the model-core unit tests with ``TOKEN_JOURNEY_DEVICE=cuda`` (models built by the
-   tests land on the GPU through ``core.device.pick()``).
+   tests land on the GPU through ``core.engine.device.pick()``).
 2. Loads each shipped preset on CPU and on CUDA and compares logits and every trace entry
    on a few prompts: they must agree within TOLERANCE (float32; different kernels sum in a
    different order, so bit equality is not expected).
@@ -53,7 +53,7 @@ def run_tests() -> bool:
 
 
 def compare_devices() -> bool:
-    from core.checkpoint import load_builtin
+    from core.engine.checkpoint import load_builtin
 
     print(f"\n2. cpu vs cuda traces (tolerance {TOLERANCE:g})")
     ok = True
@@ -85,8 +85,8 @@ def compare_foreign() -> bool:
     """A Hugging Face checkpoint saved in half precision: fp32 on the CPU, its own dtype on CUDA."""
     import tempfile
 
-    from core.generation import GenerationSettings, generate
-    from core.hf_models import load_hf_model
+    from core.engine.generation import GenerationSettings, generate
+    from core.foreign.hf_models import load_hf_model
     from tests.hf_fixtures import build_checkpoint
 
     print(f"\n4. foreign checkpoints (half precision on cuda, relative tolerance {HALF_TOLERANCE:g})")
@@ -110,8 +110,8 @@ def compare_foreign() -> bool:
 
 
 def training_speedup(steps: int) -> None:
-    from core.tokenizer import BPETokenizer
-    from core.train import CORPUS_DIR, TrainSettings, preset_config, train_model
+    from core.text.tokenizer import BPETokenizer
+    from core.training.train import CORPUS_DIR, TrainSettings, preset_config, train_model
 
     tokenizer = BPETokenizer.load(CORPUS_DIR / "tokenizer")
     ids = tokenizer.encode((CORPUS_DIR / "train.txt").read_text(encoding="utf-8"))[:200_000]

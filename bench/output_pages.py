@@ -28,8 +28,8 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 
 import core  # noqa: E402
-from core.generation import GenerationSettings, generation_step, start_generation  # noqa: E402
-from core.sampling import sample, sampling_steps  # noqa: E402
+from core.engine.generation import GenerationSettings, generation_step, start_generation  # noqa: E402
+from core.engine.sampling import sample, sampling_steps  # noqa: E402
 
 
 def _summary(name: str, seconds: list[float], target_ms: float | None = None) -> None:

@@ -30,7 +30,7 @@ import torch  # noqa: E402
 
 torch.set_num_threads(1)
 
-from core.tokenizer import train_bpe  # noqa: E402
+from core.text.tokenizer import train_bpe  # noqa: E402
 
 TARGET_BYTES = 200 * 1024
 MERGES = 500
@@ -53,7 +53,7 @@ def zipf_corpus(n_bytes: int = TARGET_BYTES, seed: int = 0) -> str:
 
 
 def model_corpus(n_bytes: int = TARGET_BYTES) -> str:
-    from core.corpus import build_corpus
+    from core.text.corpus import build_corpus
 
     return build_corpus(0, train_bytes=n_bytes + 4096, heldout_bytes=1024).train_text.encode()[:n_bytes].decode(
         errors="ignore")

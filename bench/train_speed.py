@@ -2,10 +2,10 @@
 
     .venv/bin/python bench/train_speed.py [--shape tiny] [--design classic] [--steps 40] [--batch 16] [--threads 1]
 
-Each device trains the same preset (``core.train.shape_config``) on the bundled capitals text
+Each device trains the same preset (``core.training.train.shape_config``) on the bundled capitals text
 for ``--steps`` steps after ``--warmup`` untimed steps (first-call costs: kernels, allocator);
 tokens/s = steps x batch x n_ctx / seconds. On CUDA the training loop uses bfloat16 mixed
-precision (``core.train.train_model``'s default there) and the bench also runs a bigger batch,
+precision (``core.training.train.train_model``'s default there) and the bench also runs a bigger batch,
 because a tiny model cannot fill a GPU at batch 16. Without CUDA it prints the CPU figure and
 says that no GPU was found. The live-training goal: GPU >= 10x CPU for the same preset.
 """
@@ -23,9 +23,9 @@ if str(ROOT) not in sys.path:
 
 import torch  # noqa: E402
 
-from core.live_train import JobSpec, prepare_data  # noqa: E402
-from core.model import build_model  # noqa: E402
-from core.train import TrainSettings, shape_config, train_model  # noqa: E402
+from serving.live_train import JobSpec, prepare_data  # noqa: E402
+from core.engine.model import build_model  # noqa: E402
+from core.training.train import TrainSettings, shape_config, train_model  # noqa: E402
 
 
 def tokens_per_second(config, train_ids, held_ids, device: str, steps: int, batch: int, warmup: int) -> float:

@@ -15,6 +15,6 @@ BUILTIN_PRESETS: tuple[str, ...] = ("classic", "modern")
 
 def load_builtin(name: str) -> Any:
     """Load a shipped model preset from ``assets/models/<name>/`` (safetensors only)."""
-    from core.checkpoint import load_builtin as _load
+    from core.engine.checkpoint import load_builtin as _load
 
     return _load(name)

@@ -14,8 +14,8 @@ import streamlit as st
 
 import ui.charts.common as draw
 
-from core import vectors
-from core.prompt import PromptProblem
+from core.lessons import vectors
+from core.engine.prompt import PromptProblem
 from ui.charts.common import bar_chart
 from ui.charts.space3d import arrows_space, embedding_space, joined_space, prompt_ring
 from ui.charts.vectors import MapText, distance_vs_cosine, matrix_chart, similarity_by_stage
@@ -46,7 +46,7 @@ def table_view(model_name: str) -> TableView:
 @st.cache_resource(show_spinner=False)
 def capitals() -> dict[str, str]:
     """Country → capital from the corpus world, English and Chinese words alike (read-only)."""
-    from core.corpus import load_world
+    from core.text.corpus import load_world
 
     pairs: dict[str, str] = {}
     for country in load_world().countries:

@@ -2,8 +2,8 @@
 
 Generation state lives in ``st.session_state`` under ``gen_*`` keys as plain data (the ids
 so far and one record per step); the KV cache itself is rebuilt from the ids when a rerun
-lost it (``core.generation`` does that before its timer starts). The shared model object is
-only read. The memory calculator uses ``core.kv_memory``.
+lost it (``core.engine.generation`` does that before its timer starts). The shared model object is
+only read. The memory calculator uses ``core.lessons.kv_memory``.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core.generation import (
+from core.engine.generation import (
     STOP_CONTEXT_FULL,
     STOP_EOS,
     STOP_MAX_NEW_TOKENS,
@@ -27,7 +27,7 @@ from core.generation import (
     generation_step,
     start_generation,
 )
-from core.kv_memory import (
+from core.lessons.kv_memory import (
     DEFAULT_PRESET,
     DTYPE_BITS,
     MODEL_PRESETS,

@@ -1,8 +1,8 @@
 """Logits & sampling: from the last hidden state to a probability for every token, then a draw.
 
 The page shows the full-vocabulary softmax at the last position, the sampling knobs
-(temperature -> top-k -> top-p -> renormalise, in ``core.sampling``), seeded draws against
-the distribution they came from, and the logit lens (``core.logit_lens``).
+(temperature -> top-k -> top-p -> renormalise, in ``core.engine.sampling``), seeded draws against
+the distribution they came from, and the logit lens (``core.lessons.logit_lens``).
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core.logit_lens import EMBEDDING_STAGE, LogitLens, logit_lens
-from core.sampling import SamplingSteps, entropy_bits, sample, sampling_steps, softmax
+from core.lessons.logit_lens import EMBEDDING_STAGE, LogitLens, logit_lens
+from core.engine.sampling import SamplingSteps, entropy_bits, sample, sampling_steps, softmax
 from ui.charts.output import (
     before_after_chart,
     cached,

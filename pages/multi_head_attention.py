@@ -2,7 +2,7 @@
 behaviour label per head, BertViz's head view, and the seeds' coreference example.
 
 Values come straight from the model's trace (``blocks.L.attn.hook_pattern`` and
-``hook_attn_scores``); labels and probes from ``core.head_analysis``.
+``hook_attn_scores``); labels and probes from ``core.lessons.head_analysis``.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import streamlit as st
 
 import ui.charts.common as draw
 
-from core import head_analysis as ha
-from core import names
+from core.lessons import head_analysis as ha
+from core.engine import names
 from ui.charts.attention import (
     HEAD_PICK,
     attention_heatmap_spec,
@@ -264,7 +264,7 @@ def coref_chart(model_name: str, pair_key: str, lang: str, n_head: int) -> dict:
 def warm_coreference(model_name: str, lang: str, n_head: int) -> bool:
     """Every pair's probes (two forward passes) and chart, computed once per server in the
     background after the page's first visit: a student's first pick of a pair is then a lookup."""
-    from core.registry import SHUTTING_DOWN, start_worker
+    from serving.registry import SHUTTING_DOWN, start_worker
 
     def work() -> None:
         for pair in ha.COREF_PAIRS:

@@ -15,7 +15,9 @@ import streamlit as st
 
 import ui.charts.common as draw
 
-from core import names, positional
+from core.engine import names
+
+from core.lessons import positional
 from ui.charts.positional import (
     PairPanel,
     RotationText,

@@ -1,7 +1,7 @@
 """Self-attention by hand: Q, K, V, scores, ÷√d_k, the causal mask, softmax and the weighted
 sum on the seeds' "我 爱 你" numbers; a softmax lab; why ÷√d_k; multi-head vs one big head.
 
-All numbers come from ``core.attention_math``; this page only lays them out.
+All numbers come from ``core.lessons.attention_math``; this page only lays them out.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import streamlit as st
 
 import ui.charts.common as draw
 
-from core import attention_math as am
+from core.lessons import attention_math as am
 from ui.charts.attention import grouped_bars, lines_over_dk, overlaid_histogram, value_matrix_spec
 from ui.i18n import t, translate
 from ui import state

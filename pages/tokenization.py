@@ -17,7 +17,7 @@ import streamlit as st
 
 import ui.charts.common as draw
 
-from core.bpe_view import (
+from core.text.bpe_view import (
     MAX_CORPUS_BYTES,
     KNOWN_VOCABULARIES,
     CorpusProblem,
@@ -35,9 +35,9 @@ from core.bpe_view import (
     vocab_id,
     vocab_sizes,
 )
-from core.checkpoint import CheckpointError
-from core.prompt import PromptProblem, clean_prompt
-from core.tokenizer import TrainResult, train_bpe
+from core.engine.checkpoint import CheckpointError
+from core.engine.prompt import PromptProblem, clean_prompt
+from core.text.tokenizer import TrainResult, train_bpe
 from ui.charts.tokens import Chip, token_chips, token_count_curve
 from ui.i18n import t
 from ui.messages import checkpoint_message

@@ -1,7 +1,7 @@
 """The transformer block: one layer drawn, the residual stream and its attribution, live ablation,
 the normalisation lab, the FFN (activations, neurons, key-value memory) and a toy MoE router.
 
-All maths is in ``core.block`` and ``core.model`` (ablation: ``run_with_trace(ids, ablate=...)``);
+All maths is in ``core.lessons.block`` and ``core.engine.model`` (ablation: ``run_with_trace(ids, ablate=...)``);
 this page picks values, draws charts and explains. Each interactive section is a fragment.
 """
 
@@ -14,9 +14,10 @@ import pandas as pd
 import streamlit as st
 
 import ui.charts.block as charts
-from core import block, names
-from core.model import Ablation
-from core.param_count import TEXTBOOK_MOE, count_parameters, spec_from_config
+from core.lessons import block
+from core.engine import names
+from core.engine.model import Ablation
+from core.lessons.param_count import TEXTBOOK_MOE, count_parameters, spec_from_config
 from ui.block_diagram import DEFAULT_FONT_PX, PRESENTER_FONT_PX, layer_svg, pre_post_svg
 from ui.charts.common import presenter_on, vega
 from ui.charts.output import token_labels

@@ -1,7 +1,7 @@
 """The whole model: a parameter calculator tied to a config, the layer stack read through the
 logit lens, and where the parameters sit (the FFN's ~2/3).
 
-Counting is ``core.param_count``; the lens grid is ``core.block.logit_lens_grid``.
+Counting is ``core.lessons.param_count``; the lens grid is ``core.lessons.block.logit_lens_grid``.
 """
 
 from __future__ import annotations
@@ -10,8 +10,9 @@ import pandas as pd
 import streamlit as st
 
 import ui.charts.block as charts
-from core import BUILTIN_PRESETS, block
-from core.param_count import (
+from core import BUILTIN_PRESETS
+from core.lessons import block
+from core.lessons.param_count import (
     COMPONENTS,
     HAND_COUNT_WAN,
     PRESETS,

@@ -40,7 +40,7 @@ from streamlit.web.cli import main  # noqa: E402
 # Streamlit also asks once per process, at the first element, whether it runs in a Python REPL
 # (``inspect.stack()`` over every frame, reading their source files: 0.16 s of the first run);
 # under this launcher it never does, so that once-only check is marked done.
-FIRST_PAGE_MODULES = ("core.head_analysis", "core.journey", "ui.diagram", "ui.nav", "ui.page", "ui.presenter",
+FIRST_PAGE_MODULES = ("core.lessons.head_analysis", "core.lessons.journey", "ui.diagram", "ui.nav", "ui.page", "ui.presenter",
                       "ui.tokens")
 
 

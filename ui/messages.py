@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from core.checkpoint import CheckpointCorruptError, CheckpointError, CheckpointMissingError
+from core.engine.checkpoint import CheckpointCorruptError, CheckpointError, CheckpointMissingError
 from ui.i18n import t
 
 APP_ROOT = Path(__file__).resolve().parent.parent
@@ -32,7 +32,7 @@ def app_relative(path: object) -> str:
 def checkpoint_message(error: BaseException, model_name: str = "") -> str:
     """The page's message for a model that could not be loaded: which file, and how to rebuild it."""
     preset = getattr(error, "preset", None) or model_name or "<name>"
-    command = f"python -m core.train --preset {preset}"
+    command = f"python -m core.training.train --preset {preset}"
     path = getattr(error, "path", None)
     if isinstance(error, CheckpointMissingError) or (isinstance(error, FileNotFoundError)
                                                      and not isinstance(error, CheckpointError)):
@@ -45,7 +45,7 @@ def checkpoint_message(error: BaseException, model_name: str = "") -> str:
 
 
 def foreign_model_message(error: BaseException, model_name: str = "") -> str:
-    """The translated reason a teacher's checkpoint cannot be served (``core.hf_models.ForeignModelError``).
+    """The translated reason a teacher's checkpoint cannot be served (``core.foreign.hf_models.ForeignModelError``).
 
     Folder paths are shown by their last part only: the server's layout is not the students' business.
     """

@@ -277,7 +277,7 @@ def _controls() -> None:
 @st.cache_resource(show_spinner=False)
 def _device_name() -> tuple[str, str]:
     """The device the shared model runs on and its description, e.g. ("cpu", "CPU (2 threads)")."""
-    from core.device import describe, pick
+    from core.engine.device import describe, pick
     from ui.resources import limit_cpu_threads
 
     limit_cpu_threads()  # before describe(), so the thread count shown is the one used

@@ -27,8 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from core import vectors
-from core.registry import FrozenList
+from core.lessons import vectors
+from serving.registry import FrozenList
 from ui.tokens import display_token
 
 EMBEDDINGS_TABLE = "embeddings.table"
@@ -64,8 +64,8 @@ def _embedding_rows(model: Any) -> np.ndarray:
 
 
 def embeddings_table(loaded: Any) -> TableView:
-    """PCA of the full table (``core.vectors.pca_3d``) and per-token labels and categories."""
-    from core.corpus import category_words
+    """PCA of the full table (``core.lessons.vectors.pca_3d``) and per-token labels and categories."""
+    from core.text.corpus import category_words
 
     matrix = _embedding_rows(loaded.model)
     vocab = loaded.tokenizer.vocab()
@@ -81,7 +81,7 @@ def embeddings_table(loaded: Any) -> TableView:
         projection=vectors.pca_3d(matrix, fit_rows=list(trained)) if trained and len(trained) >= 3 else vectors.pca_3d(matrix),
         projection_categories=vectors.pca_3d(matrix, fit_rows=words) if len(words) >= 3 else vectors.pca_3d(matrix),
         # Read-only lists: every Embeddings rerun passes them to memoised chart builders, which
-        # then key them by identity instead of digesting ~6k strings again (core.registry).
+        # then key them by identity instead of digesting ~6k strings again (serving.registry).
         labels=FrozenList(display_token(token) for token in vocab),
         vocab=FrozenList(vocab),
         categories=FrozenList(categories),
@@ -90,8 +90,8 @@ def embeddings_table(loaded: Any) -> TableView:
 
 
 def neuron_index(loaded: Any) -> Any:
-    """Top-firing corpus positions of every neuron (``core.block.build_neuron_index``), once per model."""
-    from core import block
+    """Top-firing corpus positions of every neuron (``core.lessons.block.build_neuron_index``), once per model."""
+    from core.lessons import block
 
     small = loaded.config.n_layer * loaded.config.d_mlp <= 8192  # our models: ~1 s; a GPT-2-sized one gets fewer texts
     return block.build_neuron_index(loaded.model, loaded.tokenizer, block.corpus_documents(240 if small else 40))

@@ -1,6 +1,6 @@
 """Shared, read-only access to the model core for every session of this server process.
 
-Models and everything derived from them live in ``core.registry`` objects held by this
+Models and everything derived from them live in ``serving.registry`` objects held by this
 module, not in Streamlit's caches: a ``clear_cache`` back-message (which any browser can
 send, menu hidden or not) empties ``st.cache_data`` / ``st.cache_resource`` for the whole
 class, but cannot reach these.
@@ -37,9 +37,9 @@ import numpy as np
 import streamlit as st
 
 import core
-from core.checkpoint import CheckpointError
-from core.prompt import PromptProblem, clean_prompt
-from core.registry import (
+from core.engine.checkpoint import CheckpointError
+from core.engine.prompt import PromptProblem, clean_prompt
+from serving.registry import (
     SHUTTING_DOWN,
     FrozenList,
     ModelRegistry,
@@ -141,12 +141,12 @@ for _name in _BUILTINS:
     _REGISTRY.register(_name, _builtin_loader(_name))
 
 
-# --- foreign checkpoints the teacher named at server start (core.model_catalog) ------------
+# --- foreign checkpoints the teacher named at server start (core.foreign.model_catalog) ------------
 
 
 def _foreign_loader(name: str, folder: Any) -> Callable[[], Any]:
     def load() -> Any:
-        from core.hf_models import load_hf_model
+        from core.foreign.hf_models import load_hf_model
 
         limit_cpu_threads()
         return load_hf_model(folder, name=name)  # a ForeignModelError says what is wrong, translated by ui.messages
@@ -156,7 +156,7 @@ def _foreign_loader(name: str, folder: Any) -> Callable[[], Any]:
 
 
 def _register_catalogue() -> dict[str, Any]:
-    from core.model_catalog import load_catalogue
+    from core.foreign.model_catalog import load_catalogue
 
     catalogue = load_catalogue(reserved=_BUILTINS)
     for problem in catalogue.problems:  # the teacher's typo: the server log says which entry was skipped
@@ -190,7 +190,7 @@ def is_foreign(name: str) -> bool:
 
 def require_model_or_stop(name: str) -> None:
     """Load the chosen model (others keep serving meanwhile) or explain, translated, why it cannot be."""
-    from core.hf_models import ForeignModelError
+    from core.foreign.hf_models import ForeignModelError
     from ui.messages import foreign_model_message
 
     if name not in _FOREIGN or _REGISTRY.is_loaded(name):
@@ -514,7 +514,7 @@ MEMLOG_ENV_VAR = "TOKEN_JOURNEY_MEMLOG"
 
 def memory_report() -> str:
     """One line: resident size and what the shared caches hold (estimated), for the server log."""
-    from core.registry import MEMO_BUDGET
+    from serving.registry import MEMO_BUDGET
 
     rss = 0.0
     try:
@@ -523,7 +523,7 @@ def memory_report() -> str:
     except OSError:
         pass
     resident = _REGISTRY.resident()
-    from core.registry import _MEMOS, _MEMOS_LOCK
+    from serving.registry import _MEMOS, _MEMOS_LOCK
 
     with _MEMOS_LOCK:
         memos = [(cache.total_bytes, len(cache), ident[1]) for ident, cache in _MEMOS.items()]

@@ -25,8 +25,8 @@ from typing import Any
 import streamlit as st
 
 import core
-from core.checkpoint import ASSETS_MODELS
-from core.snapshots import SnapshotError, load_snapshot, read_index, snapshot_name
+from core.engine.checkpoint import ASSETS_MODELS
+from core.training.snapshots import SnapshotError, load_snapshot, read_index, snapshot_name
 from ui import resources
 
 MAX_PER_SESSION = 6  # scoped names one session keeps in its list (the newest)
@@ -59,7 +59,7 @@ def snapshot_steps(preset: str) -> tuple[int, ...]:
 
 
 def snapshot_index(preset: str) -> Any:
-    """The parsed snapshot index (``core.snapshots.SnapshotIndex``) or None."""
+    """The parsed snapshot index (``core.training.snapshots.SnapshotIndex``) or None."""
     snapshot_steps(preset)
     return _INDEX.get(preset)
 

@@ -41,7 +41,7 @@ PRESENTER: Final = "presenter"  # larger chart fonts for a projector (ui.charts.
 DEFAULT_PROMPTS: Final[dict[str, str]] = {"en": "The capital of France is", "zh": "法国的首都是"}
 DEFAULT_PROMPT: Final = DEFAULT_PROMPTS["en"]
 MAX_SEED: Final = 2**31 - 1
-MAX_PROMPT_CHARS: Final = 20_000  # the prompt's own checks (core.prompt) refuse long text with a message
+MAX_PROMPT_CHARS: Final = 20_000  # the prompt's own checks (core.engine.prompt) refuse long text with a message
 PAGE_KEY_PREFIX: Final = "kept."  # durable copies of page controls: "kept.<widget key>"
 
 _NOTES: Final = "_state_notes"  # translated notes waiting to be shown
@@ -275,10 +275,10 @@ for _spec in (
 
 
 # Each page's main controls. Widget key = the name; durable key = "kept.<name>".
-from core import attention_math as _am  # noqa: E402  (pure numpy: safe to import here)
-from core import head_analysis as _ha  # noqa: E402
-from core.kv_memory import DTYPE_BITS as _DTYPES  # noqa: E402
-from core.kv_memory import MODEL_PRESETS as _KV_PRESETS  # noqa: E402
+from core.lessons import attention_math as _am  # noqa: E402  (pure numpy: safe to import here)
+from core.lessons import head_analysis as _ha  # noqa: E402
+from core.lessons.kv_memory import DTYPE_BITS as _DTYPES  # noqa: E402
+from core.lessons.kv_memory import MODEL_PRESETS as _KV_PRESETS  # noqa: E402
 
 LIVE_MODEL_PRESET: Final = "__live__"  # the KV calculator's entry for the model running in this app
 MAX_LAYERS: Final = 256  # more than any model the app loads; what fits now is the model's own count
@@ -405,7 +405,7 @@ integer("tb_kv_neuron", 0, 10_000_000, 0, _TB, "transformer_block.kv.neuron_name
 
 _WM = ("whole_model",)
 WM_OURS: Final = "__ours__"  # the calculator's entry for the model running in this app
-from core.param_count import PRESETS as _ARCH_PRESETS  # noqa: E402  (pure python: safe to import here)
+from core.lessons.param_count import PRESETS as _ARCH_PRESETS  # noqa: E402  (pure python: safe to import here)
 
 choice("wm_preset", (WM_OURS, *_ARCH_PRESETS), WM_OURS, _WM, "whole_model.calc.preset")
 # The calculator's fields: the page passes the chosen preset's values as the defaults.

@@ -1,11 +1,11 @@
 """The Training page's sections (``pages/training.py`` calls them in order).
 
 1. The loss lesson: cross-entropy = −ln p(correct), the textbook example's numbers, ln(vocab).
-2. Replay: a built-in model's snapshots (``core.snapshots``) on a step slider with ▶ play; the
+2. Replay: a built-in model's snapshots (``core.training.snapshots``) on a step slider with ▶ play; the
    loss curves, the next-token distribution and −ln p(target), the strongest coreference head's
    attention and the 3-D PCA of the embedding table all follow the slider. "View the app at
    step s" puts "classic @ step s" in this session's sidebar model list and selects it.
-3. Live training: a micro-GPT trained from scratch in a separate process (``core.live_train``),
+3. Live training: a micro-GPT trained from scratch in a separate process (``serving.live_train``),
    queued fairly, with a live loss chart; the finished model joins this session's model list
    and can be downloaded as safetensors.
 
@@ -23,11 +23,12 @@ import numpy as np
 import streamlit as st
 
 import core
-from core import live_train, replay
-from core.names import act_name
-from core.prompt import PromptProblem
-from core.snapshots import MAX_STEP
-from core.train import PRESETS, SHAPES
+from serving import live_train
+from core.training import replay
+from core.engine.names import act_name
+from core.engine.prompt import PromptProblem
+from core.training.snapshots import MAX_STEP
+from core.training.train import PRESETS, SHAPES
 from ui import session_models, state
 from ui.charts import training as charts
 from ui.charts.common import heatmap, vega

@@ -30,8 +30,8 @@ from streamlit.runtime.state import SessionState
 from streamlit.testing.v1 import AppTest
 
 import core
-from core import attention_math as am
-from core.prompt import clean_prompt
+from core.lessons import attention_math as am
+from core.engine.prompt import clean_prompt
 from tests.app.conftest import APP, assert_clean, spaces
 from ui import nav, state
 from ui.i18n import load_strings, translate
@@ -450,7 +450,7 @@ BROKEN = "test-broken-checkpoint"
 
 
 def _broken_loader() -> Any:
-    from core.checkpoint import CheckpointMissingError
+    from core.engine.checkpoint import CheckpointMissingError
 
     missing = nav.ROOT / "assets" / "models" / "classic" / "nothing.safetensors"
     raise CheckpointMissingError(f"missing {missing}; rebuild it", path=missing, preset="classic")
@@ -534,7 +534,7 @@ def test_server_upload_ceiling_matches_the_page() -> None:
     """[W2-E] 8: server.maxUploadSize (MB) is the Tokenization page's own limit."""
     import tomllib
 
-    from core.bpe_view import MAX_CORPUS_BYTES
+    from core.text.bpe_view import MAX_CORPUS_BYTES
 
     config = tomllib.loads((nav.ROOT / ".streamlit" / "config.toml").read_text(encoding="utf-8"))
     assert config["server"]["maxUploadSize"] * 1024 * 1024 == MAX_CORPUS_BYTES

@@ -11,7 +11,7 @@ from altair.vegalite.v6.schema import load_schema
 from streamlit.testing.v1 import AppTest
 
 import core
-from core.generation import GenerationSettings, generate
+from core.engine.generation import GenerationSettings, generate
 from tests.app.conftest import assert_clean, chart_title, open_page
 
 PAGE = "generation"
@@ -177,7 +177,7 @@ def test_bad_prompt_gets_a_message_not_a_crash(bad: str) -> None:
 def test_a_prompt_longer_than_the_context_still_generates(lang: str) -> None:
     """[W2-E] 4: the prompt is cut to n_ctx − 1 tokens (said in the page's language), so one
     place stays free and generation can always write a token."""
-    from core.prompt import clean_prompt
+    from core.engine.prompt import clean_prompt
     from ui.i18n import translate
 
     prompt = "hello " * 300  # far more tokens than n_ctx

@@ -50,7 +50,7 @@ def test_overview_renders_the_journey(lang: str) -> None:
 
 
 def test_coreference_prompt_focuses_the_pronoun() -> None:
-    from core.head_analysis import COREF_PAIRS
+    from core.lessons.head_analysis import COREF_PAIRS
     pair = COREF_PAIRS[0]
     at = open_page(None, lang="zh", prompt=pair.to_fruit.prompt)
     data = json.loads(_component(at).json)
@@ -134,7 +134,7 @@ def test_generate_appends_the_token_and_keeps_the_knobs(fake_session) -> None:
 
 
 def test_coreference_button_toggles_the_two_versions(fake_session) -> None:
-    from core.head_analysis import COREF_PAIRS
+    from core.lessons.head_analysis import COREF_PAIRS
     pair = next(p for p in COREF_PAIRS if p.lang == "en")
     _send({"kind": "preset", "key": pair.key}, fake_session)
     assert st.session_state["prompt"] == pair.to_fruit.prompt

@@ -13,8 +13,8 @@ from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
 from streamlit.testing.v1 import AppTest
 
 import core
-from core import head_analysis as ha
-from core import names
+from core.lessons import head_analysis as ha
+from core.engine import names
 from tests.app.conftest import assert_clean, chart_title, open_page, vega_charts_by_place, vega_spec
 from ui.i18n import translate
 

@@ -10,7 +10,7 @@ import pytest
 from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
 from streamlit.testing.v1 import AppTest
 
-from core import positional
+from core.lessons import positional
 from ui.charts.heat_image import colour_positions, scheme_colours
 from tests.app.conftest import APP, assert_clean, chart_title, markdown_tables
 

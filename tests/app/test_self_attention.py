@@ -10,7 +10,7 @@ import pytest
 from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
 from streamlit.testing.v1 import AppTest
 
-from core import attention_math as am
+from core.lessons import attention_math as am
 from tests.app.conftest import assert_clean, chart_title, open_page
 from ui.i18n import translate
 

@@ -162,7 +162,7 @@ def test_bad_input_falls_back() -> None:
 @pytest.mark.parametrize("data,code", [(b"\xff\xfe\x00bad" * 1000, "not_utf8"), (b"short", "too_short"),
                                        (b"a" * (2 * 1024 * 1024 + 1), "too_big")])
 def test_bad_uploads_are_refused(data: bytes, code: str) -> None:
-    from core.live_train import check_upload
+    from serving.live_train import check_upload
 
     with pytest.raises(ValueError, match=code):
         check_upload(data)
@@ -174,7 +174,7 @@ def trained_name() -> str:
     import queue
     import threading
 
-    from core.live_train import JobSpec, loaded_from_result, run_job
+    from serving.live_train import JobSpec, loaded_from_result, run_job
     from ui import session_models
 
     out: queue.Queue = queue.Queue()

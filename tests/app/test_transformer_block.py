@@ -176,8 +176,8 @@ def test_the_textbook_tables_show_the_normalised_samples_in_both_languages(lang:
     """The fixed tables (sent as Markdown, not data frames) hold the textbook numbers."""
     import numpy as np
 
-    from core import block
-    from core.param_count import TEXTBOOK_MOE
+    from core.lessons import block
+    from core.lessons.param_count import TEXTBOOK_MOE
 
     at = open_page(PAGE, lang=lang)
     contexts = f"| {translate('transformer_block.kv.col.act', lang)} |"  # the neuron's contexts, not a textbook table

@@ -7,7 +7,7 @@ import json
 from altair.utils.schemapi import validate_jsonschema
 from altair.vegalite.v6.schema import load_schema
 
-from core.param_count import PRESETS
+from core.lessons.param_count import PRESETS
 from tests.app.conftest import assert_clean, open_page
 
 PAGE = "whole_model"

@@ -154,7 +154,7 @@ def test_no_english_in_chinese_mode(page: str) -> None:
 
     # The example prompts (some are English on purpose) and the textbook's English example words.
     examples = {w for preset in PROMPT_PRESETS.values() for w in ASCII_RUN.findall(preset.text)}
-    from core.head_analysis import COREF_PAIRS
+    from core.lessons.head_analysis import COREF_PAIRS
 
     examples |= {w for pair in COREF_PAIRS for case in (pair.to_fruit, pair.to_container)
                  for w in ASCII_RUN.findall(case.prompt)}

@@ -17,7 +17,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 import core
-from core.sampling import sampling_steps
+from core.engine.sampling import sampling_steps
 from tests.e2e.helpers import wait_for_app
 from ui.charts.output import token_labels
 from ui.i18n import load_strings
@@ -128,7 +128,7 @@ def test_temperature_redraws_the_bars_in_the_browser(page: Page, app_url: str) -
     after = _bar_probs(page)
     assert result["ms"] < 100, result
     assert after != before and result["widths"][1] != "", result
-    # The same numbers as core.sampling at T = 0.3 (top-k off, top-p off).
+    # The same numbers as core.engine.sampling at T = 0.3 (top-k off, top-p off).
     _, _, logits, _ = _expected("classic", prompt)
     final = sampling_steps(logits, 0.3, None, 1.0).final_probs
     top = np.lexsort((np.arange(logits.size), -logits))[:10]

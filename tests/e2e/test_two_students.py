@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from core.bpe_view import MAX_CORPUS_BYTES
+from core.text.bpe_view import MAX_CORPUS_BYTES
 from tests.e2e.conftest import ROOT, _free_port, serve
 from tests.e2e.helpers import assert_no_error, wait_for_app
 

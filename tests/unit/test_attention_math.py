@@ -10,7 +10,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core import attention_math as am
+from core.lessons import attention_math as am
 
 torch.set_num_threads(1)
 

@@ -1,4 +1,4 @@
-"""core.block: DLA sums to the logit, ablation is pure, the textbook's numbers."""
+"""core.lessons.block: DLA sums to the logit, ablation is pure, the textbook's numbers."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import pytest
 import torch
 
 import core
-from core import names
-from core.block import (
+from core.engine import names
+from core.lessons.block import (
     TEXTBOOK_RELU_IN,
     TEXTBOOK_SAMPLES,
     TEXTBOOK_X,
@@ -28,7 +28,7 @@ from core.block import (
     top_next,
     toy_router,
 )
-from core.model import Ablation, GPTConfig, build_model
+from core.engine.model import Ablation, GPTConfig, build_model
 from tests.floats import assert_close32
 
 PROMPT = "小明把苹果放进书包，因为它太甜了"
@@ -222,7 +222,7 @@ def test_neuron_tokens_and_index(loaded) -> None:
 
 
 def test_top_k_matches_a_stable_full_sort_with_ties() -> None:
-    from core.block import _top_k_last_axis
+    from core.lessons.block import _top_k_last_axis
 
     rng = np.random.default_rng(0)
     values = rng.integers(0, 6, size=(3, 40, 25)).astype(np.float64)  # many ties, at the k-th place too
@@ -278,7 +278,7 @@ def test_top_next() -> None:
 
 
 def test_single_head_effects(loaded) -> None:
-    from core.block import single_head_effects
+    from core.lessons.block import single_head_effects
 
     ids = loaded.tokenizer.encode(PROMPT + "。它指的是")
     top, probs, new_top = single_head_effects(loaded.model, ids)

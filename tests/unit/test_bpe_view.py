@@ -1,10 +1,10 @@
-"""core.bpe_view: the tokenization page's helpers, checked on the seeds' worked example."""
+"""core.text.bpe_view: the tokenization page's helpers, checked on the seeds' worked example."""
 
 from __future__ import annotations
 
 import pytest
 
-from core.bpe_view import (
+from core.text.bpe_view import (
     KNOWN_VOCABULARIES,
     CorpusProblem,
     clean_corpus,
@@ -22,7 +22,7 @@ from core.bpe_view import (
     vocab_breakdown,
     vocab_sizes,
 )
-from core.tokenizer import train_bpe
+from core.text.tokenizer import train_bpe
 
 SEEDS = "low low low low low lower lower newest newest newest widest widest widest"
 

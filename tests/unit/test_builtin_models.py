@@ -20,8 +20,8 @@ import pytest
 import torch
 
 import core
-from core import device as devices
-from core.checkpoint import (
+from core.engine import device as devices
+from core.engine.checkpoint import (
     ASSETS_MODELS,
     CheckpointCorruptError,
     CheckpointMissingError,
@@ -29,9 +29,9 @@ from core.checkpoint import (
     load_checkpoint,
     save_checkpoint,
 )
-from core.corpus import category_words
-from core.model import GPTConfig, build_model
-from core.probes import (
+from core.text.corpus import category_words
+from core.engine.model import GPTConfig, build_model
+from core.lessons.probes import (
     coref_head_attention,
     coref_head_report,
     embedding_purity,
@@ -43,7 +43,7 @@ from core.probes import (
     probe_accuracy,
     strongest_coref_head,
 )
-from core.train import PRESETS, TrainSettings, evaluate_loss, learning_rate, preset_config, train_model
+from core.training.train import PRESETS, TrainSettings, evaluate_loss, learning_rate, preset_config, train_model
 
 torch.set_num_threads(1)
 
@@ -77,10 +77,10 @@ def test_builtin_loads_ready_to_use(loaded: LoadedModel) -> None:
 
 
 def test_models_were_trained_on_the_committed_corpus(loaded: LoadedModel) -> None:
-    from core.train import corpus_fingerprint
+    from core.training.train import corpus_fingerprint
 
     assert loaded.metrics["corpus_sha256"] == corpus_fingerprint(), (
-        f"assets/corpus changed since {loaded.name} was trained; retrain: python -m core.train --preset {loaded.name}"
+        f"assets/corpus changed since {loaded.name} was trained; retrain: python -m core.training.train --preset {loaded.name}"
     )
 
 
@@ -228,10 +228,10 @@ def test_missing_and_corrupt_checkpoints_name_the_file_and_the_fix(tmp_path: Pat
     shutil.copytree(ASSETS_MODELS / "classic", folder)
     weights = folder / "model.safetensors"
     weights.write_bytes(b"\x00garbage" * 10)
-    with pytest.raises(CheckpointCorruptError, match="model.safetensors.*python -m core.train --preset classic"):
+    with pytest.raises(CheckpointCorruptError, match="model.safetensors.*python -m core.training.train --preset classic"):
         load_checkpoint(folder)
     weights.unlink()
-    with pytest.raises(CheckpointMissingError, match="missing .*model.safetensors.*python -m core.train --preset classic"):
+    with pytest.raises(CheckpointMissingError, match="missing .*model.safetensors.*python -m core.training.train --preset classic"):
         load_checkpoint(folder)
     with pytest.raises(FileNotFoundError):  # the pages catch FileNotFoundError
         load_checkpoint(folder)

@@ -71,7 +71,7 @@ def test_pages_draw_every_chart_through_the_theme() -> None:
 
 
 def test_long_vega_titles_wrap_into_lines_that_fit_a_phone() -> None:
-    from core.bpe_view import display_width
+    from core.text.bpe_view import display_width
     from ui.charts.common import TITLE_LINE_COLUMNS, style_vega, wrap_title
 
     assert wrap_title("Chips") == "Chips"
@@ -175,7 +175,7 @@ def test_short_chinese_y_titles_are_written_level() -> None:
 def test_long_axis_titles_are_cut_into_lines_no_longer_than_a_phone_axis() -> None:
     """"Tokens of the word, in reading order (width ∝ characters)" was cut at the axis' end on a
     phone: long x/y titles become lines (Vega draws a list of strings as lines)."""
-    from core.bpe_view import display_width
+    from core.text.bpe_view import display_width
     from ui.charts.common import AXIS_TITLE_COLUMNS
 
     long = "Tokens of the word, in reading order (width ∝ characters)"

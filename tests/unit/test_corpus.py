@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from core.corpus import (
+from core.text.corpus import (
     build_corpus,
     build_model_tokenizer,
     category_words,
@@ -15,7 +15,7 @@ from core.corpus import (
     load_world,
     split_coref_pairs,
 )
-from core.tokenizer import ENDOFTEXT, BPETokenizer
+from core.text.tokenizer import ENDOFTEXT, BPETokenizer
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets" / "corpus"
 
@@ -98,7 +98,7 @@ def test_every_country_begins_english_documents_in_every_phrasing_that_starts_wi
     """A typed prompt begins the text, where "Mongolia" is another token than " Mongolia": each
     country must begin documents often enough to be learned in that form (Mongolia began 11 when
     document starts were left to chance, and the modern model answered it with " Jakarta")."""
-    from core.corpus import CAPITAL_COVERAGE, CAPITAL_TRAIN
+    from core.text.corpus import CAPITAL_COVERAGE, CAPITAL_TRAIN
 
     starts = corpus.train_text.split(ENDOFTEXT)
     openers = [template for _, template, _ in CAPITAL_TRAIN["en"] if template.startswith("{n}")]
@@ -112,7 +112,7 @@ def test_every_country_begins_english_documents_in_every_phrasing_that_starts_wi
 
 
 def test_heldout_template_families_never_in_training(corpus):
-    from core.corpus import CAPITAL_HELDOUT, CAPITAL_TRAIN
+    from core.text.corpus import CAPITAL_HELDOUT, CAPITAL_TRAIN
 
     train_families = {f for lang in CAPITAL_TRAIN.values() for f, _, _ in lang}
     held_families = {f for lang in CAPITAL_HELDOUT.values() for f, _, _ in lang}
@@ -158,7 +158,7 @@ def test_heldout_coref_combinations_absent_from_training(corpus):
         f, b = fruits[fi], boxes[ci]
         for needle in (f" {f.en} in the {b.en}", f"{f.zh}放进{b.zh}", f"{f.zh}留在{b.zh}"):
             assert needle not in corpus.train_text
-    from core.corpus import COREF_FRAMES, COREF_TRAIN_FRAMES
+    from core.text.corpus import COREF_FRAMES, COREF_TRAIN_FRAMES
 
     for lang in ("en", "zh"):  # the held-out sentence frames (verbs) never occur in training
         for frame in COREF_FRAMES[lang][COREF_TRAIN_FRAMES:]:
@@ -211,7 +211,7 @@ def test_model_tokenizer_single_token_answers(corpus):
 
 
 def test_shipped_files_match_generator(corpus):
-    """assets/corpus is what `python -m core.corpus --out assets/corpus --tokenizer
+    """assets/corpus is what `python -m core.text.corpus --out assets/corpus --tokenizer
     assets/corpus/tokenizer` writes; regenerate after changing world.json or the code."""
     if not (ASSETS / "train.txt").exists():
         pytest.skip("assets/corpus not generated")
@@ -223,7 +223,7 @@ def test_shipped_files_match_generator(corpus):
 
 
 def test_cli_writes_files(tmp_path):
-    from core.corpus import main
+    from core.text.corpus import main
 
     main(["--out", str(tmp_path)])
     assert {p.name for p in tmp_path.iterdir()} == {"train.txt", "heldout.txt", "probes.json"}

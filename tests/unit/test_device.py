@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from core import device
-from core.seed import set_seed
+from core.engine import device
+from core.engine.seed import set_seed
 
 
 def test_env_var_forces_cpu(monkeypatch: pytest.MonkeyPatch) -> None:

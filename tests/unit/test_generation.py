@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from core.generation import (
+from core.engine.generation import (
     STOP_CONTEXT_FULL,
     STOP_EOS,
     STOP_MAX_NEW_TOKENS,
@@ -20,7 +20,7 @@ from core.generation import (
     prefill,
     start_generation,
 )
-from core.model import GPTConfig, build_model
+from core.engine.model import GPTConfig, build_model
 from tests.floats import assert_close32, f32_tolerance
 
 torch.set_num_threads(1)
@@ -160,8 +160,8 @@ def test_bad_prompts_raise() -> None:
 
 
 def _count_forwards(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Record the length of every forward core.generation runs (the list fills as it runs)."""
-    import core.generation as gen
+    """Record the length of every forward core.engine.generation runs (the list fills as it runs)."""
+    import core.engine.generation as gen
 
     calls: list[int] = []
     real_forward = gen._forward
@@ -175,7 +175,7 @@ def _count_forwards(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 
 def test_timing_is_a_median_of_warm_repetitions(monkeypatch: pytest.MonkeyPatch) -> None:
-    import core.generation as gen
+    import core.engine.generation as gen
 
     repeats = gen.TIMING_REPEATS
     assert repeats >= 9 and repeats % 2 == 1 and GenerationSettings().timing_repeats == repeats
@@ -196,7 +196,7 @@ def test_timing_is_a_median_of_warm_repetitions(monkeypatch: pytest.MonkeyPatch)
 
 
 def test_a_shape_is_timed_once_per_model_and_then_reused(monkeypatch: pytest.MonkeyPatch) -> None:
-    import core.generation as gen
+    import core.engine.generation as gen
 
     model = build_model(GPTConfig.tiny(), seed=1).eval()
     other = build_model(GPTConfig.tiny(), seed=1).eval()

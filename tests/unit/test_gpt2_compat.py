@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 import torch
 
-from core import names
-from core.checkpoint import load_hf_gpt2
-from core.hf_gpt2 import config_from_hf
-from core.model import GPTConfig
+from core.engine import names
+from core.engine.checkpoint import load_hf_gpt2
+from core.foreign.hf_gpt2 import config_from_hf
+from core.engine.model import GPTConfig
 from tests.floats import assert_close32
 
 torch.set_num_threads(1)

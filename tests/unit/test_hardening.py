@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import core
-from core.checkpoint import ASSETS_MODELS, CheckpointCorruptError, CheckpointMissingError, load_checkpoint
+from core.engine.checkpoint import ASSETS_MODELS, CheckpointCorruptError, CheckpointMissingError, load_checkpoint
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -116,7 +116,7 @@ def test_checkpoint_messages_are_translated_and_show_paths_inside_the_app_only(c
     text = checkpoint_message(missing.value)  # outside a run: the default language
     assert str(classic_copy) not in text and str(ROOT) not in text
     assert text == translate("model.missing.file", "en", file="model.safetensors",
-                             command="python -m core.train --preset classic")
+                             command="python -m core.training.train --preset classic")
     assert "`model.safetensors`" in translate("model.missing.file", "zh", file="model.safetensors", command="c")
 
 

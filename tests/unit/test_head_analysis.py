@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core import head_analysis as ha
-from core import names
+from core.lessons import head_analysis as ha
+from core.engine import names
 
 
 def causal_uniform(n: int) -> np.ndarray:
@@ -115,7 +115,7 @@ def test_find_word_across_token_boundaries() -> None:
 def test_labels_on_a_real_model_trace() -> None:
     torch = pytest.importorskip("torch")
     torch.set_num_threads(1)
-    from core.model import GPTConfig, build_model
+    from core.engine.model import GPTConfig, build_model
 
     model = build_model(GPTConfig(n_layer=2, n_head=2, d_model=16, d_mlp=32, n_ctx=16, vocab_size=50), seed=0)
     _, trace = model.run_with_trace(list(range(1, 9)))
@@ -132,8 +132,8 @@ def test_labels_on_a_real_model_trace() -> None:
 
 
 def _corpus_prompt(pair: ha.CorefPair, to_fruit: bool) -> str:
-    """The same sentence written by the corpus generator (core.corpus), for an exact comparison."""
-    from core import corpus
+    """The same sentence written by the corpus generator (core.text.corpus), for an exact comparison."""
+    from core.text import corpus
 
     world = corpus.load_world()
     lang = pair.lang
@@ -160,7 +160,7 @@ def test_coref_presets_are_in_the_corpus_form(pair: ha.CorefPair) -> None:
 def _tokenizer():
     from pathlib import Path
 
-    from core.tokenizer import BPETokenizer
+    from core.text.tokenizer import BPETokenizer
 
     folder = Path(__file__).resolve().parents[2] / "assets" / "corpus" / "tokenizer"
     if not (folder / "bpe.json").is_file():
@@ -181,7 +181,7 @@ def test_continuation_token_id_uses_the_token_after_the_prompt() -> None:
 def test_coreference_probe_on_a_random_model() -> None:
     torch = pytest.importorskip("torch")
     torch.set_num_threads(1)
-    from core.model import GPTConfig, build_model
+    from core.engine.model import GPTConfig, build_model
 
     tok = _tokenizer()
     model = build_model(GPTConfig(n_layer=2, n_head=2, d_model=16, d_mlp=32, n_ctx=64,

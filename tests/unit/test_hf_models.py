@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 import torch
 
-from core import names
-from core.generation import GenerationSettings, generate, prefill
-from core.hf_models import ForeignModelError, config_from_hf, detect_family, load_hf_model
-from core.hf_tokenizer import HFTokenizer, readable_tokens
-from core.model_catalog import load_catalogue, parse_env, parse_toml
+from core.engine import names
+from core.engine.generation import GenerationSettings, generate, prefill
+from core.foreign.hf_models import ForeignModelError, config_from_hf, detect_family, load_hf_model
+from core.text.hf_tokenizer import HFTokenizer, readable_tokens
+from core.foreign.model_catalog import load_catalogue, parse_env, parse_toml
 from tests.hf_fixtures import FAMILIES, build_checkpoint
 
 torch.set_num_threads(1)
@@ -98,7 +98,7 @@ def test_tokenizer_round_trip_and_readable_tokens(folders: dict[str, Path]) -> N
         assert any("法" in s for s in shown) and any("🙂" in s for s in shown)
         trace = tok.encode_with_trace("The lowest")
         assert trace.ids == tuple(tok.encode("The lowest"))
-        from core.bpe_view import token_origins
+        from core.text.bpe_view import token_origins
 
         origins = token_origins(trace, known=lambda s: True)
         assert len(origins) == len(trace.ids) and any(o.path for o in origins)  # real merge paths
@@ -192,7 +192,7 @@ def test_hf_tokenizer_pads_to_model_vocab(folders: dict[str, Path]) -> None:
 
 
 def test_gqa_config_checks_and_round_trip() -> None:
-    from core.model import GPTConfig, build_model
+    from core.engine.model import GPTConfig, build_model
 
     cfg = GPTConfig.tiny(positional="rope", norm="rmsnorm", mlp="swiglu", n_head=4, d_model=32, n_kv_head=2,
                          qkv_bias=True, bias=False, rope_llama3=(8.0, 1.0, 4.0, 16))
@@ -212,7 +212,7 @@ def test_gqa_config_checks_and_round_trip() -> None:
 
 
 def test_cosine_index_equals_the_plain_functions_and_scales() -> None:
-    from core import vectors
+    from core.lessons import vectors
 
     rng = np.random.default_rng(0)
     table = rng.normal(size=(300, 16))
@@ -237,7 +237,7 @@ def test_cosine_index_equals_the_plain_functions_and_scales() -> None:
 
 def test_memory_limit_override_refuses_and_built_ins_are_untouched(folders: dict[str, Path],
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    from core.checkpoint import load_builtin
+    from core.engine.checkpoint import load_builtin
 
     monkeypatch.setenv("TOKEN_JOURNEY_MEMORY_LIMIT_MB", "0.001")  # 1 kB "free": even the tiny model is too big
     with pytest.raises(ForeignModelError) as err:

@@ -1,4 +1,4 @@
-"""core.journey: the journey picture's numbers are the trace's and the logits' own."""
+"""core.lessons.journey: the journey picture's numbers are the trace's and the logits' own."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import core
-from core import names
-from core.journey import EMBED_FIRST, TOP_SHOWN, attention_focus, journey_data
+from core.engine import names
+from core.lessons.journey import EMBED_FIRST, TOP_SHOWN, attention_focus, journey_data
 
 
 def _run(model: str, text: str):
@@ -45,7 +45,7 @@ def test_values_equal_the_trace(model: str) -> None:
         _close(block["resid_pre_norm"], np.linalg.norm(trace[names.act_name("resid_pre", layer=layer)], axis=-1))
     _close(data["final_norm"]["norm"], np.linalg.norm(trace[names.LN_FINAL_NORMALIZED], axis=-1))
     # logits of the last position, best first: the whole vocabulary up to MAX_LOGITS, the rest a tail
-    from core.journey import MAX_LOGITS
+    from core.lessons.journey import MAX_LOGITS
 
     last = logits[-1]
     sent = min(cfg.vocab_size, MAX_LOGITS)
@@ -144,7 +144,7 @@ def test_a_long_prompt_draws_its_last_rows() -> None:
 
 
 def test_twelve_layers_by_twelve_heads_stay_small() -> None:
-    from core.model import GPTConfig, build_model
+    from core.engine.model import GPTConfig, build_model
     cfg = GPTConfig(n_layer=12, n_head=12, d_model=48, d_mlp=96, n_ctx=64, vocab_size=50_000)
     model = build_model(cfg, seed=0, device="cpu")
     ids = list(range(1, 21))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.kv_memory import (
+from core.lessons.kv_memory import (
     DEFAULT_PRESET,
     MODEL_PRESETS,
     compare_head_sharing,
@@ -137,8 +137,8 @@ def test_format_bytes_refuses_nonsense() -> None:
 
 
 def test_formula_matches_the_bytes_of_a_real_cache() -> None:
-    from core.generation import prefill
-    from core.model import GPTConfig, build_model
+    from core.engine.generation import prefill
+    from core.engine.model import GPTConfig, build_model
 
     cfg = GPTConfig(n_layer=2, n_head=2, d_model=16, d_mlp=64, n_ctx=32, vocab_size=50)
     _, cache = prefill(build_model(cfg, seed=0), [3, 1, 4, 1, 5])

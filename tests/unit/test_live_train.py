@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from core.live_train import (
+from serving.live_train import (
     CANCELLED,
     DONE,
     FAILED,
@@ -192,7 +192,7 @@ def test_a_crashed_worker_is_reported(manager: JobManager) -> None:
 
 
 def test_tokenizer_travels_as_a_dict() -> None:
-    from core.tokenizer import train_bpe
+    from core.text.tokenizer import train_bpe
 
     tok = train_bpe("the cat sat on the mat " * 20, 10, mode="gpt").tokenizer
     back = tokenizer_from_dict(tokenizer_to_dict(tok))
@@ -251,8 +251,8 @@ def test_tiny_preset_learns_in_60_steps() -> None:
     """The acceptance bar: 60 steps of the tiny preset lower the held-out loss by >= 30 %."""
     import torch
 
-    from core.live_train import prepare_data, settings_for
-    from core.train import evaluate_loss, shape_config, train_model
+    from serving.live_train import prepare_data, settings_for
+    from core.training.train import evaluate_loss, shape_config, train_model
 
     torch.set_num_threads(1)
     spec = JobSpec(steps=60)
@@ -267,11 +267,11 @@ def test_tiny_preset_learns_in_60_steps() -> None:
 
 
 def test_the_training_command_starts_from_the_presets_settings_and_takes_overrides(monkeypatch) -> None:
-    """python -m core.train uses a preset's own settings (PRESET_SETTINGS) unless --lr or
+    """python -m core.training.train uses a preset's own settings (PRESET_SETTINGS) unless --lr or
     --weight-decay say otherwise; an unknown preset is refused."""
     import pytest
 
-    from core import train
+    from core.training import train
 
     seen: dict[str, object] = {}
 
@@ -307,11 +307,11 @@ def test_the_training_command_starts_from_the_presets_settings_and_takes_overrid
 def test_the_recorded_training_command_keeps_an_experiments_overrides() -> None:
     """metrics.json's "command" must repeat the run: a changed lr or weight decay is spelled out
     (it was dropped before, so two experiments' metrics showed the same command)."""
-    from core import train
+    from core.training import train
 
     plain = train.training_command("modern", train.preset_settings("modern"), 1, 12)
     assert "--lr" not in plain and "--weight-decay" not in plain
-    assert plain.startswith("python -m core.train --preset modern --steps 3200 --seed 2 --threads 1 --snapshots 12")  # the shipped run
+    assert plain.startswith("python -m core.training.train --preset modern --steps 3200 --seed 2 --threads 1 --snapshots 12")  # the shipped run
     changed = train.replace(train.preset_settings("modern"), lr=1e-3, weight_decay=0.3, seed=7, min_lr_ratio=0.05)
     command = train.training_command("modern", changed, 1, 12)
     assert "--seed 7" in command and "--lr 0.001" in command and "--weight-decay 0.3" in command

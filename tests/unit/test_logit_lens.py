@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 import torch
 
-from core.logit_lens import EMBEDDING_STAGE, logit_lens, stage_residuals
-from core.model import GPTConfig, build_model
-from core.names import act_name
+from core.lessons.logit_lens import EMBEDDING_STAGE, logit_lens, stage_residuals
+from core.engine.model import GPTConfig, build_model
+from core.engine.names import act_name
 
 
 def _hand_trace() -> dict[str, np.ndarray]:

@@ -10,8 +10,8 @@ import pytest
 import torch
 from torch import nn
 
-from core import names
-from core.model import (
+from core.engine import names
+from core.engine.model import (
     GPT,
     GPTConfig,
     apply_rope,

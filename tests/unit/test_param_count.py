@@ -1,4 +1,4 @@
-"""core.param_count: presets exact, our models equal sum(p.numel()), transformers agrees on meta."""
+"""core.lessons.param_count: presets exact, our models equal sum(p.numel()), transformers agrees on meta."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import core
-from core.param_count import (
+from core.lessons.param_count import (
     PRESETS,
     ArchSpec,
     count_parameters,
@@ -96,7 +96,7 @@ def test_bad_specs(changes: dict) -> None:
 
 
 def test_reported_in_english() -> None:
-    from core.param_count import TEXTBOOK_TABLE, reported_in_english
+    from core.lessons.param_count import TEXTBOOK_TABLE, reported_in_english
 
     assert reported_in_english("1.24 亿") == "124 M"
     assert reported_in_english("1,750 亿") == "175 B"

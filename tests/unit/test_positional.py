@@ -1,4 +1,4 @@
-"""core.positional against the curriculum's worked rows, the model's torch code, and the algebra."""
+"""core.lessons.positional against the curriculum's worked rows, the model's torch code, and the algebra."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core import positional as p
+from core.lessons import positional as p
 
 # The seeds' table for d = 8, base 10000 (rounded to 3 decimals).
 SEED_ROW_3 = [0.141, -0.990, 0.296, 0.955, 0.030, 1.000, 0.003, 1.000]
@@ -41,7 +41,7 @@ def test_divisors_and_periods() -> None:
 
 @pytest.mark.parametrize(("n", "d", "base"), [(4, 8, 10000.0), (33, 64, 10000.0), (17, 6, 500.0), (128, 512, 1e6)])
 def test_matches_the_models_torch_table(n: int, d: int, base: float) -> None:
-    from core.model import sinusoidal_table as torch_table
+    from core.engine.model import sinusoidal_table as torch_table
 
     ours = p.sinusoidal_table(n, d, base)
     theirs = torch_table(n, d, base).double().numpy()
@@ -114,7 +114,7 @@ def test_seed_shift_example() -> None:
 
 
 def test_rope_frequencies_match_the_model() -> None:
-    from core.model import rope_inverse_frequencies
+    from core.engine.model import rope_inverse_frequencies
 
     assert p.rope_frequencies(4) == pytest.approx([1.0, 0.01])
     for d_head, base in [(32, 10000.0), (16, 500000.0)]:
@@ -125,7 +125,7 @@ def test_rope_frequencies_match_the_model() -> None:
 def test_rope_rotate_matches_the_models_apply_rope() -> None:
     import torch
 
-    from core.model import apply_rope, rope_inverse_frequencies
+    from core.engine.model import apply_rope, rope_inverse_frequencies
 
     rng = np.random.default_rng(0)
     d_head = 16

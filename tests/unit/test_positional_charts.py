@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from core.bpe_view import display_width
+from core.text.bpe_view import display_width
 from ui.charts.common import style_vega
 from ui.charts.positional import K_COLOUR, Q_COLOUR, PairPanel, RotationText, rotation_panels_vega
 from ui.charts.heat_image import MISSING_RGB, SCHEME_STOPS, colour_positions, heat_png, scheme_colours, stops

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import core
-from core.registry import freeze
+from serving.registry import freeze
 from ui import precompute
 
 
@@ -37,7 +37,7 @@ def test_preset_prompts_run_ahead_only_for_models_every_session_sees(classic) ->
 
 
 def test_the_neuron_index_hook_is_the_transformer_block_pages_table(classic) -> None:
-    from core import block
+    from core.lessons import block
 
     assert precompute.NEURON_INDEX not in precompute.hooks(lambda *_: None, lambda _l: None)  # not at every load
     hooked = precompute.AFTER_START[precompute.NEURON_INDEX](classic)

@@ -1,4 +1,4 @@
-"""core.registry: one load per model under concurrency, single-flight LRU, read-only results."""
+"""serving.registry: one load per model under concurrency, single-flight LRU, read-only results."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from core.registry import FrozenList, ModelRegistry, ResultCache, UnknownModel, freeze
+from serving.registry import FrozenList, ModelRegistry, ResultCache, UnknownModel, freeze
 
 
 def _slow_loader(counter: list[int], delay: float = 0.05):
@@ -195,7 +195,7 @@ def test_frozen_list_still_indexes_numpy_like_a_list() -> None:
 
 
 def test_memo_keys_by_content_and_survives_redefinition() -> None:
-    from core.registry import memo
+    from serving.registry import memo
 
     calls: list[int] = []
 
@@ -220,7 +220,7 @@ def test_memo_keys_by_content_and_survives_redefinition() -> None:
 def test_memo_keys_plain_lists_by_value_and_keeps_kinds_apart() -> None:
     """Long lists of strings / ints / floats are keyed as they are (fast), still by content and
     kind: 1, 1.0 and True are three calls; NaN equals itself; a list is not a tuple."""
-    from core.registry import memo
+    from serving.registry import memo
 
     calls: list[object] = []
 
@@ -244,8 +244,8 @@ def test_memo_keys_of_big_arguments_stay_small_and_keep_content_semantics(monkey
     """A memo entry keeps a digest of a big array / long list argument, not a copy of it: 40 entries
     over a 1 MB array and 6,000 labels hold a few KB of keys (the old copies: 40 MB), and the budget
     counts every entry's key with its value."""
-    import core.registry as registry
-    from core.registry import estimate_bytes
+    import serving.registry as registry
+    from serving.registry import estimate_bytes
 
     monkeypatch.setattr(registry, "MEMO_BUDGET", registry.ByteBudget(max_bytes=64 * 1024 * 1024))
 
@@ -276,7 +276,7 @@ def test_memo_keys_of_big_arguments_stay_small_and_keep_content_semantics(monkey
 def test_memo_keys_plain_lists_by_content_whichever_string_objects() -> None:
     """Two equal long lists of strings are one key even when one repeats one string object and the
     other holds equal copies (the digest does not depend on object identity)."""
-    from core.registry import memo
+    from serving.registry import memo
 
     calls: list[int] = []
 
@@ -295,7 +295,7 @@ def test_memo_keys_plain_lists_by_content_whichever_string_objects() -> None:
 
 
 def test_memo_results_are_shared_and_frozen() -> None:
-    from core.registry import memo
+    from serving.registry import memo
 
     @memo(maxsize=2)
     def spec(n: int) -> dict:
@@ -325,7 +325,7 @@ def test_estimate_bytes_counts_buffers_strings_and_shared_objects_once() -> None
     import pandas as pd
     import torch
 
-    from core.registry import estimate_bytes
+    from serving.registry import estimate_bytes
 
     array = np.zeros(10_000)  # 80,000 bytes of data
     assert 80_000 <= estimate_bytes(array) < 81_000
@@ -359,7 +359,7 @@ def test_estimate_bytes_of_row_lists_is_the_sum_of_its_parts() -> None:
     a long string shared by rows once, anything else walked."""
     import sys
 
-    from core.registry import estimate_bytes
+    from serving.registry import estimate_bytes
 
     size = sys.getsizeof
     rows = [{"token": "巴黎", "p": 0.25, "rank": 1, "chosen": True, "note": None}]
@@ -379,7 +379,7 @@ def test_estimate_bytes_of_row_lists_is_the_sum_of_its_parts() -> None:
 
 
 def test_byte_budget_evicts_the_least_recently_used_entry_of_any_cache() -> None:
-    from core.registry import ByteBudget
+    from serving.registry import ByteBudget
 
     budget = ByteBudget(max_bytes=2_500_000)
     first = ResultCache(maxsize=100, budget=budget)
@@ -410,7 +410,7 @@ def test_byte_budget_evicts_the_least_recently_used_entry_of_any_cache() -> None
 
 
 def test_byte_budget_keeps_the_newest_entry_even_when_it_alone_is_too_big() -> None:
-    from core.registry import ByteBudget
+    from serving.registry import ByteBudget
 
     budget = ByteBudget(max_bytes=100_000)
     cache = ResultCache(maxsize=10, budget=budget)
@@ -423,7 +423,7 @@ def test_byte_budget_keeps_the_newest_entry_even_when_it_alone_is_too_big() -> N
 
 
 def test_memo_caches_share_the_process_budget(monkeypatch: pytest.MonkeyPatch) -> None:
-    import core.registry as registry
+    import serving.registry as registry
 
     budget = registry.ByteBudget(max_bytes=3 * 1024 * 1024)
     monkeypatch.setattr(registry, "MEMO_BUDGET", budget)
@@ -445,7 +445,7 @@ def test_memo_caches_share_the_process_budget(monkeypatch: pytest.MonkeyPatch) -
 
 
 def test_cache_budget_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    from core.registry import MEMO_BUDGET_ENV_VAR, MEMO_BUDGET_MB_DEFAULT, _budget_from_env
+    from serving.registry import MEMO_BUDGET_ENV_VAR, MEMO_BUDGET_MB_DEFAULT, _budget_from_env
 
     monkeypatch.setenv(MEMO_BUDGET_ENV_VAR, "12")
     assert _budget_from_env().max_bytes == 12 * 1024 * 1024
@@ -458,7 +458,7 @@ def test_cache_budget_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch
 def test_memo_keys_a_dict_argument_in_its_order() -> None:
     """A dict of series is drawn in its order (the legend's): the same items in another order
     are another chart, not a cache hit."""
-    from core.registry import memo
+    from serving.registry import memo
 
     @memo(maxsize=8)
     def order_of(series: dict) -> list:
@@ -524,8 +524,8 @@ def test_an_evicted_model_recomputes_its_derived_data_on_next_use() -> None:
 def test_snapshot_model_evicted_under_a_small_budget_gives_identical_outputs() -> None:
     """A Training-page snapshot ("classic @ step s"), unloaded under the budget, loads again with
     the same weights: the same logits and trace for the same prompt."""
-    from core.snapshots import load_snapshot, read_index
-    from core.checkpoint import ASSETS_MODELS
+    from core.training.snapshots import load_snapshot, read_index
+    from core.engine.checkpoint import ASSETS_MODELS
 
     steps = read_index(ASSETS_MODELS / "classic").steps
     middle = [s for s in steps if s not in (0, steps[-1])]
@@ -560,7 +560,7 @@ def test_snapshot_model_evicted_under_a_small_budget_gives_identical_outputs() -
 
 
 def test_result_cache_discard_where_drops_matching_keys_and_their_budget() -> None:
-    from core.registry import ByteBudget
+    from serving.registry import ByteBudget
 
     budget = ByteBudget(10_000_000)
     cache = ResultCache(maxsize=8, budget=budget)
@@ -578,7 +578,7 @@ def test_a_data_frame_is_sized_like_pandas_deep_count_without_its_cost() -> None
     ``memory_usage(deep=True)`` counts (text, numbers, objects, categories, nullable numbers)."""
     import pandas as pd
 
-    from core.registry import _frame_bytes, estimate_bytes
+    from serving.registry import _frame_bytes, estimate_bytes
 
     frames = [
         pd.DataFrame({"q": np.arange(289), "token": [f"tok{i}" for i in range(289)], "value": np.linspace(0, 1, 289),
@@ -599,7 +599,7 @@ def test_a_data_frame_is_sized_like_pandas_deep_count_without_its_cost() -> None
 
 
 def test_float_from_env_reads_a_number_and_falls_back_with_a_message(monkeypatch, capsys) -> None:
-    from core.registry import float_from_env
+    from serving.registry import float_from_env
 
     monkeypatch.delenv("TJ_TEST_NUMBER", raising=False)
     assert float_from_env("TJ_TEST_NUMBER", 30.0) == 30.0
@@ -615,8 +615,8 @@ def test_float_from_env_reads_a_number_and_falls_back_with_a_message(monkeypatch
 def test_key_parts_of_shared_read_only_arguments_are_remembered_while_they_live() -> None:
     import gc
 
-    from core import registry
-    from core.registry import FrozenList, _key_part, freeze
+    from serving import registry
+    from serving.registry import FrozenList, _key_part, freeze
 
     table = freeze(np.arange(4096, dtype=np.float64))
     labels = freeze([f"token {i}" for i in range(100)])

@@ -1,4 +1,4 @@
-"""The Training page's numbers (core.replay): the textbook example's loss values and the helpers."""
+"""The Training page's numbers (core.training.replay): the textbook example's loss values and the helpers."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from core.replay import cross_entropy, loss_curve, next_token, strongest_coref_head, uniform_loss
+from core.training.replay import cross_entropy, loss_curve, next_token, strongest_coref_head, uniform_loss
 
 
 def test_textbook_loss_numbers() -> None:

@@ -10,7 +10,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.sampling import (
+from core.engine.sampling import (
     entropy_bits,
     next_token_distribution,
     sample,

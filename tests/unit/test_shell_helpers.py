@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.prompt import MAX_PROMPT_CHARS, PromptProblem, clean_prompt
+from core.engine.prompt import MAX_PROMPT_CHARS, PromptProblem, clean_prompt
 import html
 import re
 import xml.etree.ElementTree as ET

@@ -1,4 +1,4 @@
-"""Training snapshots (core.snapshots) and the training loop's hooks (progress, stop, snapshots).
+"""Training snapshots (core.training.snapshots) and the training loop's hooks (progress, stop, snapshots).
 
 The writing path is tested on tiny runs into temporary folders; the shipped snapshot sets of
 the built-in models are checked against their model.safetensors.
@@ -16,9 +16,9 @@ import pytest
 import torch
 
 import core
-from core.checkpoint import ASSETS_MODELS, load_checkpoint
-from core.model import GPTConfig, build_model
-from core.snapshots import (
+from core.engine.checkpoint import ASSETS_MODELS, load_checkpoint
+from core.engine.model import GPTConfig, build_model
+from core.training.snapshots import (
     INDEX_FILE,
     SNAPSHOT_DIR,
     SnapshotError,
@@ -35,7 +35,7 @@ from core.snapshots import (
     snapshot_schedule,
     weights_sha256,
 )
-from core.train import Progress, TrainSettings, evaluate_loss, shape_config, train_model, train_preset
+from core.training.train import Progress, TrainSettings, evaluate_loss, shape_config, train_model, train_preset
 
 torch.set_num_threads(1)
 

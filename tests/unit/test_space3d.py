@@ -29,7 +29,7 @@ def test_colours_are_hex_as_the_browser_accepts() -> None:
 def test_every_category_has_its_own_colour_apart_from_other_and_the_prompt() -> None:
     """One colour per category of the corpus (no two categories share one on the map), none of
     them the grey of "other" or the prompt's orange."""
-    from core.corpus import category_words
+    from core.text.corpus import category_words
 
     assert len(CATEGORY_COLOURS) >= len(category_words())
     assert len(set(CATEGORY_COLOURS)) == len(CATEGORY_COLOURS)

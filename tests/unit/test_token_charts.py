@@ -90,7 +90,7 @@ def test_token_count_curve_marks_the_current_step() -> None:
 
 
 def test_colour_identifies_the_token_among_the_first_20() -> None:
-    from core.tokenizer import train_bpe
+    from core.text.tokenizer import train_bpe
     from ui.charts.tokens import CHIP_PALETTE, chip_colors
 
     # The tokens the issue saw sharing one colour, plus every chip of the classic corpus at
@@ -113,8 +113,8 @@ def test_colour_identifies_the_token_among_the_first_20() -> None:
 
 
 def test_bpe_chips_carry_the_vocabulary_id_in_the_tooltip() -> None:
-    from core.bpe_view import vocab_id
-    from core.tokenizer import train_bpe
+    from core.text.bpe_view import vocab_id
+    from core.text.tokenizer import train_bpe
 
     corpus = "low lower lowest newest widest"
     full = train_bpe(corpus, 6)
@@ -143,7 +143,7 @@ def test_long_chip_and_curve_titles_are_cut_into_lines() -> None:
 def test_chip_y_titles_are_level_short_lines_beside_the_rows() -> None:
     """A chip chart is one to a few rows tall: a rotated y title did not fit (it was cut) and a
     one-character "词" lay on its side. It is written level above the row labels, in lines of ~10 columns."""
-    from core.bpe_view import display_width
+    from core.text.bpe_view import display_width
     from ui.charts.tokens import Y_TITLE_COLUMNS, Y_TITLE_LINE_PX
 
     for y_title in ("词", "Word", "词 × 出现次数", "Word × how often it occurs"):

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.bpe import learn_merges, merge_symbols
-from core.pretokenize import build_gpt_pattern, split_gpt
-from core.tokenizer import ENDOFTEXT, BPETokenizer, train_bpe
+from core.text.bpe import learn_merges, merge_symbols
+from core.text.pretokenize import build_gpt_pattern, split_gpt
+from core.text.tokenizer import ENDOFTEXT, BPETokenizer, train_bpe
 
 SEEDS_CORPUS = "low low low low low lower lower newest newest newest widest widest widest"
 
@@ -39,7 +39,7 @@ def seeds_result():
 
 @pytest.fixture(scope="module")
 def model_tok() -> BPETokenizer:
-    from core.corpus import build_model_tokenizer
+    from core.text.corpus import build_model_tokenizer
 
     return build_model_tokenizer()
 
@@ -314,7 +314,7 @@ def test_hf_gives_identical_ids(hf_tok, model_tok, text):
 
 
 def test_hf_on_corpus_sample(hf_tok, model_tok):
-    from core.corpus import build_corpus
+    from core.text.corpus import build_corpus
 
     sample = build_corpus(0).heldout_text[:20_000]
     assert hf_tok.encode(sample, add_special_tokens=False).ids == model_tok.encode(sample)
@@ -334,7 +334,7 @@ def test_hf_parity_on_arbitrary_text(hf_tok, model_tok, text):
 def test_classic_training_on_the_pages_corpus_slice():
     # The page's case: 200 KB of the bundled corpus, 500 merges. Its speed is measured side by
     # side in bench/bpe.py (a wall-clock assertion here would fail on a busy machine).
-    from core.corpus import build_corpus
+    from core.text.corpus import build_corpus
 
     text = build_corpus(0).train_text.replace(ENDOFTEXT, " ")[:200_000]
     r = train_bpe(text, 500, mode="classic")

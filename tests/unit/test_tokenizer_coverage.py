@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from core.corpus import BASE_CHARS, han_characters
-from core.tokenizer import BPETokenizer, byte_fallback_share, train_bpe
+from core.text.corpus import BASE_CHARS, han_characters
+from core.text.tokenizer import BPETokenizer, byte_fallback_share, train_bpe
 
 ROOT = Path(__file__).resolve().parents[2]
 PROMPTS = ROOT / "tests" / "fixtures" / "classroom_prompts.json"

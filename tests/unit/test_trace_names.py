@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from core import names
-from core.model import GPTConfig, build_model
+from core.engine import names
+from core.engine.model import GPTConfig, build_model
 
 torch.set_num_threads(1)
 

@@ -1,4 +1,4 @@
-"""core.vectors against the curriculum's hand-worked numbers and reference implementations."""
+"""core.lessons.vectors against the curriculum's hand-worked numbers and reference implementations."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.spatial import distance as scipy_distance
 
-from core import vectors as v
+from core.lessons import vectors as v
 
 APPLE = [0.8, 0.2, 0.1]
 BANANA = [0.7, 0.3, 0.1]
@@ -317,7 +317,7 @@ def test_contextual_similarity_on_a_real_model() -> None:
     """Same word, different earlier context: identical embedding, different after attention."""
     import torch
 
-    from core.model import GPTConfig, build_model
+    from core.engine.model import GPTConfig, build_model
 
     torch.set_num_threads(1)
     config = GPTConfig(n_layer=2, n_head=2, d_model=16, d_mlp=64, n_ctx=32, vocab_size=50)

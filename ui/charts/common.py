@@ -232,7 +232,7 @@ def _title_units(text: str, keep_runs: bool = True) -> list[str]:
     character, or a short CJK run set off by spaces (with any closing punctuation that must
     not start a line; an opening bracket or an operator such as "=" stays with what follows
     it)."""
-    from core.bpe_view import display_width
+    from core.text.bpe_view import display_width
 
     glued = _glued_positions(text) if keep_runs else frozenset()
     units: list[str] = []
@@ -256,7 +256,7 @@ def wrap_title(text: str, columns: int = TITLE_LINE_COLUMNS) -> str:
 
     Example: wrap_title("short") -> 'short'; wrap_title("word " * 20).count("\n") -> 2
     """
-    from core.bpe_view import display_width
+    from core.text.bpe_view import display_width
 
     total = display_width(text)
     if total <= columns:
@@ -274,7 +274,7 @@ def wrap_title(text: str, columns: int = TITLE_LINE_COLUMNS) -> str:
 
 def _fill(units: Sequence[str], width: int) -> list[str]:
     """Units packed greedily into lines of at most ``width`` columns (a longer unit alone)."""
-    from core.bpe_view import display_width
+    from core.text.bpe_view import display_width
 
     lines: list[str] = [""]
     for unit in units:
@@ -304,7 +304,7 @@ def _wrapped_axes(encoding: Any) -> Any:
     one line each), so a phone does not cut them at the axis' length."""
     if not isinstance(encoding, dict):
         return encoding
-    from core.bpe_view import display_width
+    from core.text.bpe_view import display_width
 
     out = encoding
     for channel in _AXIS_CHANNELS:
@@ -476,9 +476,9 @@ def vega_cached(builder: Any, args: tuple = (), kwargs: dict[str, Any] | None = 
 def vega_spec_cached(builder: Any, args: tuple = (), kwargs: dict[str, Any] | None = None) -> dict[str, Any]:
     """The Vega-Lite spec of ``builder(*args, **kwargs)`` (an Altair chart or a spec dict), built
     once per input and shared read-only (datasets as data frames, for ``vega``)."""
-    from core.registry import memo
+    from serving.registry import memo
 
-    @memo(maxsize=256)  # bounded by bytes too (core.registry)
+    @memo(maxsize=256)  # bounded by bytes too (serving.registry)
     def build(builder: Any, args: tuple, kwargs: dict[str, Any]) -> dict[str, Any]:
         import os
 

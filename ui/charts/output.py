@@ -16,7 +16,7 @@ from typing import Any
 import altair as alt
 import numpy as np
 
-from core.registry import memo
+from serving.registry import memo
 from ui.charts.common import CELL_TEXT_LIMIT, CJK_FONT, SEQUENTIAL_BLUES
 from ui.tokens import display_token, token_labels  # noqa: F401  (token_labels: re-exported, pages import it from here)
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import altair as alt
 
-from core.bpe_view import display_width, layout_chips
+from core.text.bpe_view import display_width, layout_chips
 from ui.charts.common import CJK_FONT, wrap_title
 
 # Light fills keep the dark chip text readable in both the light and the dark theme. 48 hues

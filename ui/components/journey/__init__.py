@@ -3,7 +3,7 @@
 The browser code lives in ``ui/components/frontend/src`` and is built into
 ``ui/components/frontend/build`` (committed, so running the app needs no Node; rebuild with
 ``scripts/build_components.sh``). Python computes
-the numbers (``core.journey``), translates the labels, and acts on what the picture sends
+the numbers (``core.lessons.journey``), translates the labels, and acts on what the picture sends
 back: open a stage's page in this session, append the sampled token, set the coreference
 prompt. Every value the browser sends is checked before it is used.
 """
@@ -15,8 +15,8 @@ from typing import Any
 
 import streamlit as st
 
-from core import head_analysis
-from core.journey import attention_focus, journey_data
+from core.lessons import head_analysis
+from core.lessons.journey import attention_focus, journey_data
 from ui import nav, state
 from ui.tokens import token_labels
 from ui.i18n import t

@@ -44,9 +44,9 @@ def space_labels() -> SpaceLabels:
 def cached(builder: Any, args: tuple = (), kwargs: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """``builder(*args, **kwargs)`` (a ``ui.charts.space3d`` builder), built once per input and
     shared read-only by every session."""
-    from core.registry import memo
+    from serving.registry import memo
 
-    @memo(maxsize=64)  # bounded by bytes too (core.registry)
+    @memo(maxsize=64)  # bounded by bytes too (serving.registry)
     def build(builder: Any, args: tuple, kwargs: dict[str, Any]) -> dict[str, Any]:
         return builder(*args, **kwargs)
 

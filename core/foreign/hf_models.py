@@ -17,7 +17,7 @@ estimated from ``config.json`` and checked against free RAM (CPU) or VRAM (CUDA)
 single weight is read.
 
 RoPE convention. Hugging Face's Llama rotates dimension j of a head together with dimension
-j + d_head/2 ("rotate half"); our ``core.model.apply_rope`` rotates neighbours (2i, 2i+1), as
+j + d_head/2 ("rotate half"); our ``core.engine.model.apply_rope`` rotates neighbours (2i, 2i+1), as
 the RoFormer paper writes it. Both use frequency theta_i for pair i. Permuting the rows of
 W_q and W_k within every head (our 2i <- their i, our 2i+1 <- their i + d_head/2) makes the
 two identical: q·k is unchanged by permuting both, so scores, patterns and logits match; only
@@ -35,8 +35,8 @@ from typing import Any
 
 import torch
 
-from core import device as devices
-from core.model import GPT, GPTConfig
+from core.engine import device as devices
+from core.engine.model import GPT, GPTConfig
 
 SUPPORTED_FAMILIES: tuple[str, ...] = ("gpt2", "llama", "qwen2", "mistral")
 ARCHITECTURES = {
@@ -428,7 +428,7 @@ def _read_tensors(files: list[Path], dtype: torch.dtype) -> dict[str, torch.Tens
 
 def _rebuild_buffers(model: GPT) -> None:
     """Non-persistent buffers (RoPE frequencies, sin/cos table) made again on a real device."""
-    from core.model import llama3_scaled_frequencies, rope_inverse_frequencies, sinusoidal_table
+    from core.engine.model import llama3_scaled_frequencies, rope_inverse_frequencies, sinusoidal_table
 
     cfg = model.config
     if cfg.positional == "rope":
@@ -464,12 +464,12 @@ def build_from_state(config: GPTConfig, state: dict[str, torch.Tensor], where: s
 
 
 def load_hf_model(folder: str | Path, device: str | None = None, name: str | None = None) -> Any:
-    """A ``core.checkpoint.LoadedModel`` from a local Hugging Face folder, or a ForeignModelError.
+    """A ``core.engine.checkpoint.LoadedModel`` from a local Hugging Face folder, or a ForeignModelError.
 
     Example: loaded = load_hf_model("/models/Qwen2.5-0.5B"); loaded.model.run_with_trace(loaded.tokenizer.encode("hi"))
     """
-    from core.checkpoint import LoadedModel
-    from core.hf_tokenizer import HFTokenizer
+    from core.engine.checkpoint import LoadedModel
+    from core.text.hf_tokenizer import HFTokenizer
 
     path = Path(folder)
     hf = read_config(path)

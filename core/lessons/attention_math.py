@@ -1,6 +1,6 @@
 """Self-attention written out on small numbers, one step at a time.
 
-The model in ``core.model`` does all of this in a few fused tensor operations; here every
+The model in ``core.engine.model`` does all of this in a few fused tensor operations; here every
 intermediate is kept so a page can show it and a student can check it by hand:
 
     Q = X W_Q,  K = X W_K,  V = X W_V

@@ -109,7 +109,7 @@ def count_parameters(spec: ArchSpec) -> ParamCount:
 
 
 def spec_from_config(config: Any) -> ArchSpec:
-    """The ArchSpec of one of our GPTConfigs (core.model)."""
+    """The ArchSpec of one of our GPTConfigs (core.engine.model)."""
     return ArchSpec(
         vocab=config.vocab_size, d_model=config.d_model, n_layer=config.n_layer, n_head=config.n_head,
         n_kv_head=getattr(config, "n_kv_head", None) or config.n_head, d_ff=config.d_mlp, n_ctx=config.n_ctx,

@@ -6,7 +6,7 @@ A checkpoint folder, e.g. ``assets/models/classic/``, holds:
     tokenizer files     written by the tokenizer's own ``save`` (incl. Hugging Face tokenizer.json)
     metrics.json        what training measured (parameters, steps, time, losses, probe accuracies)
 
-GPT-2 checkpoints in Hugging Face format load through ``load_hf_gpt2`` (``core.hf_gpt2``).
+GPT-2 checkpoints in Hugging Face format load through ``load_hf_gpt2`` (``core.foreign.hf_gpt2``).
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
-from core import device as devices
-from core.hf_gpt2 import load_hf_gpt2
-from core.model import GPT, INIT_LOCK, GPTConfig
+from core.engine import device as devices
+from core.foreign.hf_gpt2 import load_hf_gpt2
+from core.engine.model import GPT, INIT_LOCK, GPTConfig
 
 __all__ = [
     "ASSETS_MODELS",
@@ -37,12 +37,12 @@ __all__ = [
     "save_checkpoint",
 ]
 
-ASSETS_MODELS = Path(__file__).resolve().parent.parent / "assets" / "models"
+ASSETS_MODELS = Path(__file__).resolve().parents[2] / "assets" / "models"
 FORMAT = "token-journey-gpt/1"
 WEIGHTS_FILE = "model.safetensors"
 CONFIG_FILE = "config.json"
 METRICS_FILE = "metrics.json"
-TOKENIZER_FILE = "bpe.json"  # what core.tokenizer.BPETokenizer.load reads
+TOKENIZER_FILE = "bpe.json"  # what core.text.tokenizer.BPETokenizer.load reads
 
 
 class CheckpointError(Exception):
@@ -72,7 +72,7 @@ class LoadedModel:
 
     name: str
     model: GPT
-    tokenizer: Any  # core.tokenizer.BPETokenizer
+    tokenizer: Any  # core.text.tokenizer.BPETokenizer
     config: GPTConfig
     metrics: dict[str, Any] = field(default_factory=dict)
     folder: Path | None = None
@@ -84,8 +84,8 @@ class LoadedModel:
 
 def _retrain_hint(preset: str | None) -> str:
     if preset:
-        return f"rebuild it with `python -m core.train --preset {preset}`"
-    return "rebuild it with `python -m core.train --preset <name>`"
+        return f"rebuild it with `python -m core.training.train --preset {preset}`"
+    return "rebuild it with `python -m core.training.train --preset <name>`"
 
 
 def save_checkpoint(
@@ -201,13 +201,13 @@ def _read_metrics(metrics_file: Path) -> dict[str, Any]:
 
 
 def _load_tokenizer(path: Path, hint: str) -> Any:
-    """The tokenizer saved next to the weights (``core.tokenizer.BPETokenizer``).
+    """The tokenizer saved next to the weights (``core.text.tokenizer.BPETokenizer``).
 
     ``BPETokenizer.load`` reads ``bpe.json``, so that is the file required here; the other
     tokenizer files (``tokenizer.json`` for Hugging Face, ``vocab.txt``, ``merges.txt``) are
     for people and other libraries, and may be absent.
     """
-    from core.tokenizer import BPETokenizer  # imported late: ``import core.checkpoint`` stays light
+    from core.text.tokenizer import BPETokenizer  # imported late: ``import core.engine.checkpoint`` stays light
 
     tokenizer_file = path / TOKENIZER_FILE
     if not tokenizer_file.is_file():

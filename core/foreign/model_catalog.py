@@ -25,7 +25,7 @@ from pathlib import Path
 
 ENV_VAR = "TOKEN_JOURNEY_MODELS"
 TOML_ENV_VAR = "TOKEN_JOURNEY_MODELS_TOML"  # another models.toml (tests, several classes on one host)
-APP_ROOT = Path(__file__).resolve().parent.parent
+APP_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_TOML = APP_ROOT / "models.toml"
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,39}$")
 

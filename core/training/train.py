@@ -1,7 +1,7 @@
 """Train the shipped models on the bundled corpus.
 
-    python -m core.train --preset classic     # sinusoidal positions, LayerNorm, GELU
-    python -m core.train --preset modern      # RoPE, RMSNorm, SwiGLU
+    python -m core.training.train --preset classic     # sinusoidal positions, LayerNorm, GELU
+    python -m core.training.train --preset modern      # RoPE, RMSNorm, SwiGLU
 
 Reads assets/corpus/{train.txt, heldout.txt, probes.json} and the corpus tokenizer
 (assets/corpus/tokenizer), trains with AdamW and a warm-up + cosine learning-rate schedule,
@@ -29,12 +29,12 @@ import torch
 import torch.nn.functional as F
 from tqdm.auto import tqdm
 
-from core import device as devices
-from core.checkpoint import ASSETS_MODELS, save_checkpoint
-from core.model import GPT, GPTConfig, build_model
-from core.seed import set_seed
+from core.engine import device as devices
+from core.engine.checkpoint import ASSETS_MODELS, save_checkpoint
+from core.engine.model import GPT, GPTConfig, build_model
+from core.engine.seed import set_seed
 
-CORPUS_DIR = Path(__file__).resolve().parent.parent / "assets" / "corpus"
+CORPUS_DIR = Path(__file__).resolve().parents[2] / "assets" / "corpus"
 
 # Both presets have about 1 M parameters, so the Compare page sets design against design.
 PRESETS: dict[str, dict[str, Any]] = {
@@ -382,16 +382,16 @@ def corpus_fingerprint(corpus_dir: str | Path = CORPUS_DIR) -> dict[str, str]:
 
 
 def _read_corpus(corpus_dir: Path) -> tuple[str, str, list[dict[str, Any]], Any]:
-    from core.tokenizer import BPETokenizer
+    from core.text.tokenizer import BPETokenizer
 
     files = {name: corpus_dir / name for name in ("train.txt", "heldout.txt", "probes.json")}
     for path in files.values():
         if not path.is_file():
-            raise FileNotFoundError(f"missing {path}; generate it with `python -m core.corpus --out {corpus_dir}`")
+            raise FileNotFoundError(f"missing {path}; generate it with `python -m core.text.corpus --out {corpus_dir}`")
     tokenizer_dir = corpus_dir / "tokenizer"
     if not (tokenizer_dir / "bpe.json").is_file():
         raise FileNotFoundError(
-            f"missing {tokenizer_dir}; build it with `python -m core.corpus --out {corpus_dir} --tokenizer {tokenizer_dir}`"
+            f"missing {tokenizer_dir}; build it with `python -m core.text.corpus --out {corpus_dir} --tokenizer {tokenizer_dir}`"
         )
     return (
         files["train.txt"].read_text(encoding="utf-8"),
@@ -403,7 +403,7 @@ def _read_corpus(corpus_dir: Path) -> tuple[str, str, list[dict[str, Any]], Any]
 
 def probe_scores(model: GPT, tokenizer: Any, probes: list[dict[str, Any]]) -> dict[str, float]:
     """Top-1 accuracy on the capital and coreference probes (for the training history)."""
-    from core.probes import evaluate_probes, probe_accuracy
+    from core.lessons.probes import evaluate_probes, probe_accuracy
 
     table = probe_accuracy(evaluate_probes(model, tokenizer, probes))
     return {f"{kind}_acc": round(row["all"], 4) for kind, row in table.items()}
@@ -412,9 +412,9 @@ def probe_scores(model: GPT, tokenizer: Any, probes: list[dict[str, Any]]) -> di
 def measure(model: GPT, tokenizer: Any, probes: list[dict[str, Any]], train_ids: Sequence[int], heldout_ids: Sequence[int]) -> dict[str, Any]:
     """Everything metrics.json reports about a trained model (losses, probes, geometry, and the
     acceptance figures of issue [W2-H] under "acceptance")."""
-    from core.corpus import category_words
-    from core.probes import NATURAL_PHRASINGS, acceptance, coref_head_report, embedding_purity, evaluate_probe, probe_accuracy
-    from core.tokenizer import byte_fallback_share
+    from core.text.corpus import category_words
+    from core.lessons.probes import NATURAL_PHRASINGS, acceptance, coref_head_report, embedding_purity, evaluate_probe, probe_accuracy
+    from core.text.tokenizer import byte_fallback_share
 
     sample = list(train_ids[: len(heldout_ids) + 1])  # a train slice as long as the held-out text
     train_loss = evaluate_loss(model, sample)
@@ -453,7 +453,7 @@ def trained_token_ids(train_ids: Sequence[int]) -> list[int]:
     return sorted({int(i) for i in train_ids})
 
 
-CLASSROOM_PROMPTS = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "classroom_prompts.json"
+CLASSROOM_PROMPTS = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "classroom_prompts.json"
 
 
 def classroom_prompts(path: str | Path = CLASSROOM_PROMPTS) -> list[str]:
@@ -466,7 +466,7 @@ def classroom_prompts(path: str | Path = CLASSROOM_PROMPTS) -> list[str]:
     return [*data["en"], *data["zh"]]
 
 
-# TrainSettings fields the command line can set, with their flags (core.train's argparse).
+# TrainSettings fields the command line can set, with their flags (core.training.train's argparse).
 _COMMAND_FLAGS = (("batch_size", "--batch-size"), ("lr", "--lr"), ("min_lr_ratio", "--min-lr-ratio"),
                   ("weight_decay", "--weight-decay"), ("eval_interval", "--eval-interval"))
 
@@ -476,12 +476,12 @@ def training_command(preset: str, settings: TrainSettings, threads: int | None, 
     the preset's own is spelled out, so an experiment's lr or weight decay is not lost.
 
     Example: training_command("modern", replace(preset_settings("modern"), lr=1e-3), 1, 12)
-    -> "python -m core.train --preset modern --steps 3200 --seed 2 --threads 1 --snapshots 12 --lr 0.001"
+    -> "python -m core.training.train --preset modern --steps 3200 --seed 2 --threads 1 --snapshots 12 --lr 0.001"
     """
     base = preset_settings(preset)
     extra = "".join(f" {flag} {getattr(settings, name):g}" for name, flag in _COMMAND_FLAGS
                     if getattr(settings, name) != getattr(base, name))
-    return (f"python -m core.train --preset {preset} --steps {settings.steps} --seed {settings.seed} "
+    return (f"python -m core.training.train --preset {preset} --steps {settings.steps} --seed {settings.seed} "
             f"--threads {threads or 0} --snapshots {snapshots}{extra}")
 
 
@@ -499,7 +499,7 @@ def train_preset(
 ) -> dict[str, Any]:
     """Train one preset from the bundled corpus and write its checkpoint folder; returns metrics.
 
-    ``snapshots`` > 0 also writes ``<out>/snapshots/`` (core.snapshots): step 0 and up to that
+    ``snapshots`` > 0 also writes ``<out>/snapshots/`` (core.training.snapshots): step 0 and up to that
     many log-spaced steps to the end, fewer if the int8 files would pass ``snapshot_budget_mb`` MiB.
     """
     if threads:
@@ -509,7 +509,7 @@ def train_preset(
     train_ids = tokenizer.encode(train_text)
     heldout_ids = tokenizer.encode(heldout_text)
     folder = Path(out_dir) if out_dir else ASSETS_MODELS / preset
-    from core.snapshots import SNAPSHOT_DIR, SnapshotWriter, fit_to_budget
+    from core.training.snapshots import SNAPSHOT_DIR, SnapshotWriter, fit_to_budget
 
     steps = fit_to_budget(settings.steps, snapshots, config, int(snapshot_budget_mb * 2**20)) if snapshots > 0 else ()
     writer = SnapshotWriter(folder / SNAPSHOT_DIR, preset, config, settings.seed, settings.steps, steps)  # clears an old set
@@ -561,7 +561,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=None, help="seed of the initial weights and of the batches (default: the preset's)")
     parser.add_argument("--out", default=None, help="output folder (default assets/models/<preset>)")
     parser.add_argument("--corpus", default=str(CORPUS_DIR), help="folder with train.txt, heldout.txt, probes.json, tokenizer/")
-    parser.add_argument("--device", default=None, help="cpu, cuda, mps (default: core.device.pick())")
+    parser.add_argument("--device", default=None, help="cpu, cuda, mps (default: core.engine.device.pick())")
     # One thread by default: the shipped checkpoints were trained so (bit-for-bit reproducible,
     # float sums depend on the thread count), and on a busy shared CPU two threads measured
     # 2-4x slower per step than one.

@@ -13,7 +13,7 @@ one fixed linear map: PE(pos + k) = M_k · PE(pos), with M_k block-diagonal, one
 rotation by k·ω_k per pair. RoPE (RoFormer, Llama) uses the same rotations the other way
 round: it rotates q and k themselves by their positions, so q·k depends only on the offset.
 
-Plain numpy in float64; ``core.model`` has the torch versions the models run, and the unit
+Plain numpy in float64; ``core.engine.model`` has the torch versions the models run, and the unit
 tests check that both agree.
 """
 

@@ -20,7 +20,7 @@ from itertools import combinations
 
 import numpy as np
 
-from core import names
+from core.engine import names
 
 MAX_VECTOR_DIM = 100_000  # far above any model here; refuses absurd input before it costs memory
 

@@ -4,10 +4,10 @@ The whole model lives in this one file, nanoGPT style: a frozen config, a block 
 attention + MLP, each added back to the residual stream), and the model that stacks blocks
 between an embedding and an unembedding. Parameter names follow the GPT-2 checkpoint
 (``wte``, ``wpe``, ``h.{i}.attn.c_attn``, ``ln_f``, ``lm_head``) so GPT-2 weights load with a
-transpose and nothing else (see ``core.hf_gpt2``).
+transpose and nothing else (see ``core.foreign.hf_gpt2``).
 
 ``GPT.run_with_trace(ids)`` returns the logits and every intermediate named in
-``core.names`` as numpy. The trace is a fresh dict made per call and handed back: nothing
+``core.engine.names`` as numpy. The trace is a fresh dict made per call and handed back: nothing
 about a run is stored on the modules, so one shared model can serve many threads at once.
 
 Three generations of design are switchable, each a config field:
@@ -18,7 +18,7 @@ Three generations of design are switchable, each a config field:
 Grouped-query / multi-query attention (``n_kv_head`` < ``n_head``): K and V have only
 ``n_kv_head`` heads, in the trace and in the KV cache; each K/V head serves n_head / n_kv_head
 consecutive query heads, so patterns stay one per query head. Hugging Face Llama / Qwen2 /
-Mistral checkpoints load into this same model (``core.hf_models``).
+Mistral checkpoints load into this same model (``core.foreign.hf_models``).
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from core import device as devices
-from core import names
+from core.engine import device as devices
+from core.engine import names
 
 Positional = Literal["learned", "sinusoidal", "rope"]
 NormKind = Literal["layernorm", "rmsnorm"]
@@ -480,7 +480,7 @@ class GPT(nn.Module):
 
         With ``past_kv`` (the K/V of the earlier positions) only the new positions are
         computed: that is the KV cache. With ``trace`` a dict, every intermediate is stored
-        in it under its ``core.names`` name, with a leading batch dimension.
+        in it under its ``core.engine.names`` name, with a leading batch dimension.
         """
         cfg = self.config
         start = 0 if past_kv is None else past_kv[0][0].shape[2]
@@ -546,7 +546,7 @@ class GPT(nn.Module):
 
         One prompt (a list of ids or a 1-D array) gives logits [pos, vocab] and a trace whose
         arrays have no batch dimension; a 2-D (batch, pos) input keeps it. Names and shapes:
-        ``core.names``. The trace is new on every call; the model stores nothing.
+        ``core.engine.names``. The trace is new on every call; the model stores nothing.
 
         Example: logits, trace = model.run_with_trace([5, 17, 3]); trace["blocks.0.attn.hook_pattern"].shape -> (heads, 3, 3)
         """
@@ -646,7 +646,7 @@ INIT_LOCK = threading.RLock()
 
 
 def build_model(config: GPTConfig, seed: int = 0, device: str | torch.device | None = None) -> GPT:
-    """A freshly initialised model, deterministic for a seed, on ``device`` (default ``core.device.pick()``).
+    """A freshly initialised model, deterministic for a seed, on ``device`` (default ``core.engine.device.pick()``).
 
     Example: build_model(GPTConfig(n_layer=2, n_head=2, d_model=16, d_mlp=64, n_ctx=32, vocab_size=50))
     """

@@ -1,6 +1,6 @@
 """Inside one transformer block, and the block stack: the maths of the two "block" pages.
 
-Pure numpy/torch on a trace (``core.names`` keys) and a model's weights; nothing here
+Pure numpy/torch on a trace (``core.engine.names`` keys) and a model's weights; nothing here
 changes the model. Pieces:
 
 - residual stream norms per layer (pre / mid / post) and the size of each sub-layer's write;
@@ -26,9 +26,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from core import names
+from core.engine import names
 
-CORPUS_PATH = Path(__file__).resolve().parent.parent / "assets" / "corpus" / "train.txt"
+CORPUS_PATH = Path(__file__).resolve().parents[2] / "assets" / "corpus" / "train.txt"
 ENDOFTEXT = "<|endoftext|>"
 
 # The textbook's LayerNorm example and its 3-sample table (LayerNorm vs BatchNorm).
@@ -585,7 +585,7 @@ def single_head_effects(model: Any, ids: Sequence[int]) -> tuple[int, np.ndarray
 
     One extra forward pass per head, each through ``run_with_trace(ids, ablate=...)``.
     """
-    from core.model import Ablation
+    from core.engine.model import Ablation
 
     cfg = model.config
     logits, _ = model.run_with_trace(list(ids))

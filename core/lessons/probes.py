@@ -1,6 +1,6 @@
 """What a trained model has learned, measured: facts, coreference, embedding geometry.
 
-Training (``core.train``) and the shipped-model tests use these; the Multi-head page can
+Training (``core.training.train``) and the shipped-model tests use these; the Multi-head page can
 reuse ``coref_head_attention``. Probes are the corpus' dicts: kind ("capital" | "coref"),
 lang, prompt, answer (the next token's text, e.g. " Paris" or "巴黎") and, for coref, the
 distractor (the other noun of the sentence).
@@ -14,11 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from core import names
-from core.head_analysis import attention_to_groups, find_word
-from core.model import GPT
-from core.sampling import softmax
-from core.vectors import find_token_id, pca_3d
+from core.engine import names
+from core.lessons.head_analysis import attention_to_groups, find_word
+from core.engine.model import GPT
+from core.engine.sampling import softmax
+from core.lessons.vectors import find_token_id, pca_3d
 
 
 @dataclass(frozen=True)

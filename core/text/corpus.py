@@ -30,7 +30,7 @@ Documents are in one language each and every one is preceded by ``<|endoftext|>`
 with a newline, so ``train.txt`` reads as one document per line. All randomness comes from
 ``random.Random(seed)``; the same seed gives byte-identical files.
 
-CLI: ``python -m core.corpus --out assets/corpus`` writes train.txt, heldout.txt, probes.json
+CLI: ``python -m core.text.corpus --out assets/corpus`` writes train.txt, heldout.txt, probes.json
 (and the model tokenizer to ``<out>/tokenizer`` with ``--tokenizer``).
 """
 
@@ -46,9 +46,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from core.tokenizer import ENDOFTEXT, BPETokenizer, train_bpe
+from core.text.tokenizer import ENDOFTEXT, BPETokenizer, train_bpe
 
-ASSETS = Path(__file__).resolve().parent.parent / "assets"
+ASSETS = Path(__file__).resolve().parents[2] / "assets"
 WORLD_PATH = ASSETS / "world.json"
 HAN_CHARS_PATH = ASSETS / "han_chars.txt"
 TARGET_TRAIN_BYTES = 1_800_000  # UTF-8 bytes of train.txt

@@ -17,8 +17,8 @@ from typing import Any
 import torch
 from safetensors.torch import load_file
 
-from core import device as devices
-from core.model import GPT, GPTConfig
+from core.engine import device as devices
+from core.engine.model import GPT, GPTConfig
 
 CONV1D_SUFFIXES = ("attn.c_attn.weight", "attn.c_proj.weight", "mlp.c_fc.weight", "mlp.c_proj.weight")
 IGNORED_KEYS = re.compile(r"^h\.\d+\.attn\.(masked_)?bias$")  # causal-mask buffers in old checkpoints

@@ -6,7 +6,7 @@ the residual stream *earlier*: after the embedding, after block 0, after block 1
 gives a next-token distribution, so a student can watch the answer form layer by layer.
 The last stage is, by construction, exactly the model's own output.
 
-The function takes the trace (plain numpy, ``core.names`` keys) and the "final norm + LM
+The function takes the trace (plain numpy, ``core.engine.names`` keys) and the "final norm + LM
 head" as a callable (``model.final_norm_and_unembed``), so it needs no model internals and
 works with any function of the same shape in tests.
 """
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core import names
+from core.engine import names
 
 EMBEDDING_STAGE = "embedding"  # the residual stream before block 0: token (+ position) embedding
 

@@ -100,7 +100,7 @@ _BLOCK_NAMES: dict[str, str] = {
 
 
 class _TraceShape(Protocol):
-    """What ``expected_names`` needs from a config (``core.model.GPTConfig`` fits)."""
+    """What ``expected_names`` needs from a config (``core.engine.model.GPTConfig`` fits)."""
 
     n_layer: int
     n_head: int

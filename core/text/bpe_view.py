@@ -1,6 +1,6 @@
 """Small pure helpers behind the tokenization page (no Streamlit, no model).
 
-The BPE algorithm itself lives in ``core.tokenizer``; this module only turns its results and
+The BPE algorithm itself lives in ``core.text.tokenizer``; this module only turns its results and
 user input into what the page shows: a checked corpus from an uploaded file, chips laid out
 in rows, counts per text, and the size of an embedding matrix.
 """
@@ -188,7 +188,7 @@ class PairRow:
 def pair_table(merge: Any) -> list[PairRow]:
     """The pair counts a merge was chosen from, the winner and its ties marked.
 
-    ``merge`` is a ``core.bpe.Merge`` (``.pair``, ``.count``, ``.top_pairs``). Pairs tied with
+    ``merge`` is a ``core.text.bpe.Merge`` (``.pair``, ``.count``, ``.top_pairs``). Pairs tied with
     the winner but beyond the stored top rows are not listed (``merge.n_tied`` counts them).
 
     Example: [r.status for r in pair_table(result.merges[0])][:2] -> ['chosen', 'tie']  # seeds
@@ -280,13 +280,13 @@ class TokenOrigin:
     """Where a token of an encoding came from: its pre-token and the merges that built it."""
 
     piece_index: int
-    path: tuple[Any, ...]  # core.tokenizer.AppliedMerge, in the order they were applied
+    path: tuple[Any, ...]  # core.text.tokenizer.AppliedMerge, in the order they were applied
 
 
 def token_origins(trace: Any, known: Callable[[str], bool]) -> list[TokenOrigin]:
     """For each token of an encoding trace, its pre-token and the merges that built it.
 
-    ``trace`` is a ``core.tokenizer.EncodingTrace``; ``known(symbol)`` says whether a final
+    ``trace`` is a ``core.text.tokenizer.EncodingTrace``; ``known(symbol)`` says whether a final
     symbol is one vocabulary entry (otherwise the tokenizer spelled it as UTF-8 byte tokens,
     which have no merge path). Replays each pre-token's starting symbols with the trace's
     merges, carrying along which merges formed every symbol.
@@ -348,13 +348,13 @@ MAX_ENCODE_WORDS = 20  # the encode box is for a word or a short phrase
 def encode_words_at(result: Any, text: str, n: int) -> list[Any]:
     """Cut ``text`` into words the way training did and split each with the first n merges.
 
-    ``result`` is a ``core.tokenizer.TrainResult``; returns its ``WordEncoding`` per word (at
+    ``result`` is a ``core.text.tokenizer.TrainResult``; returns its ``WordEncoding`` per word (at
     most ``MAX_ENCODE_WORDS``). Classic mode cuts at whitespace; gpt mode uses the same regex
     as training, so a word keeps its leading space (" lowest").
 
     Example: [w.pieces for w in encode_words_at(result, "lowest", 4)] -> [('low', 'est', '</w>')]
     """
-    from core.pretokenize import split_classic, split_gpt
+    from core.text.pretokenize import split_classic, split_gpt
 
     words = split_classic(text) if result.mode == "classic" else split_gpt(text, result.tokenizer.pattern)
     return [result.encode_word(word, n) for word in words[:MAX_ENCODE_WORDS]]

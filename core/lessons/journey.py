@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from core import names
+from core.engine import names
 
 EMBED_FIRST = 16  # numbers of each embedding row shown as a mini heatmap
 TOP_SHOWN = 10  # probability bars
@@ -67,7 +67,7 @@ def journey_data(
 
     ``ids``/``tokens``: the prompt's token ids and their display strings (same length).
     ``logits``: [pos, vocab] (only the last row is used: it predicts the next token).
-    ``trace``: names from ``core.names``. ``config``: the model's ``GPTConfig``.
+    ``trace``: names from ``core.engine.names``. ``config``: the model's ``GPTConfig``.
     ``vocab_label(id)``: the display string of any vocabulary id (for the top tokens).
 
     A prompt longer than ``max_rows`` tokens is drawn by its last ``max_rows`` tokens: every
@@ -117,7 +117,7 @@ def journey_data(
 
     final = np.asarray(trace[names.LN_FINAL_NORMALIZED], dtype=np.float64)[win]
 
-    # Logits of the last position, best first (lower id first among equal logits, as core.sampling).
+    # Logits of the last position, best first (lower id first among equal logits, as core.engine.sampling).
     order = np.lexsort((np.arange(last.size), -last))
     sent = order[: min(max_logits, last.size)]
     rest = order[sent.size:]

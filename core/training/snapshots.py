@@ -11,7 +11,7 @@ A built-in model's folder holds ``snapshots/`` next to its weights::
 Storage, chosen to keep the repository small (~1.5 M parameters per model, two models):
 
 - **Step 0 is not stored.** The random initialisation is regenerated bit-exactly from the
-  seed by the same code path training used (``core.model.build_model(config, seed)``); the
+  seed by the same code path training used (``core.engine.model.build_model(config, seed)``); the
   index keeps the SHA-256 of those weights and the loader refuses a mismatch.
 - **The final snapshot is the shipped ``model.safetensors``** (its checksum is in the index too).
 - **Intermediate snapshots are int8 with one fp16 scale per row** ("absmax" quantisation:
@@ -22,7 +22,7 @@ Storage, chosen to keep the repository small (~1.5 M parameters per model, two m
 
 How many steps: step 0 plus ``count`` steps spaced evenly on a log scale from
 ``total / 200`` to the end (the loss falls fastest early on), fewer if the int8 files would
-exceed the byte budget. ``python -m core.train`` writes them; the same seed on the same
+exceed the byte budget. ``python -m core.training.train`` writes them; the same seed on the same
 device and thread count reproduces the same files byte for byte.
 """
 
@@ -42,7 +42,7 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
-from core.model import GPT, GPTConfig, build_model
+from core.engine.model import GPT, GPTConfig, build_model
 
 __all__ = [
     "INDEX_FILE",
@@ -264,7 +264,7 @@ def read_index(folder: str | Path) -> SnapshotIndex:
     try:
         data = json.loads(index_file.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise SnapshotError(f"missing {index_file}; rebuild with `python -m core.train --preset <name> --snapshots 12`") from None
+        raise SnapshotError(f"missing {index_file}; rebuild with `python -m core.training.train --preset <name> --snapshots 12`") from None
     except (OSError, ValueError) as err:
         raise SnapshotError(f"unreadable {index_file} ({err})") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
@@ -384,7 +384,7 @@ def snapshot_model(index: SnapshotIndex, step: int, final_model: GPT | None = No
         model = build_model(index.config, seed=index.seed, device="cpu")
         if weights_sha256(model) != entry.sha256:
             raise SnapshotError("the regenerated step-0 weights do not match the recorded checksum "
-                                "(different torch version?); retrain with `python -m core.train`")
+                                "(different torch version?); retrain with `python -m core.training.train`")
         return model.eval()
     if entry.kind == "final":
         if final_model is None:
@@ -397,7 +397,7 @@ def snapshot_model(index: SnapshotIndex, step: int, final_model: GPT | None = No
     try:
         stored = load_file(str(file))
     except FileNotFoundError:
-        raise SnapshotError(f"missing {file}; retrain with `python -m core.train`") from None
+        raise SnapshotError(f"missing {file}; retrain with `python -m core.training.train`") from None
     except (SafetensorError, OSError, ValueError) as err:
         raise SnapshotError(f"corrupt {file} ({err})") from None
     state = dequantize_state(stored)
@@ -426,7 +426,7 @@ def load_snapshot(preset: str, step: int, device: str | None = None, root: str |
     from dataclasses import replace
 
     from core import BUILTIN_PRESETS
-    from core.checkpoint import ASSETS_MODELS, load_checkpoint
+    from core.engine.checkpoint import ASSETS_MODELS, load_checkpoint
 
     if preset not in BUILTIN_PRESETS:
         raise SnapshotError(f"unknown built-in model {preset!r}")
@@ -438,7 +438,7 @@ def load_snapshot(preset: str, step: int, device: str | None = None, root: str |
     model = snapshot_model(index, entry.step, final_model=shipped.model)
     if model is not shipped.model and model.config != shipped.config:
         raise SnapshotError("the snapshot's config differs from the shipped model's")
-    from core import device as devices
+    from core.engine import device as devices
 
     model = model.to(device or devices.pick()).eval()
     metrics = dict(shipped.metrics)

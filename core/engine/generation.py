@@ -24,8 +24,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import torch
 
-from core.model import GPT, PastKV
-from core.sampling import check_params, next_token_distribution, sample
+from core.engine.model import GPT, PastKV
+from core.engine.sampling import check_params, next_token_distribution, sample
 
 STOP_EOS = "eos"  # the model produced <|endoftext|>
 STOP_CONTEXT_FULL = "context_full"  # the sequence reached n_ctx tokens

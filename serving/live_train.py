@@ -15,7 +15,7 @@ Pure Python (no Streamlit; torch only inside the worker process):
 
 Corpora: "capitals" (the bundled corpus' documents about capitals: the tiny preset learns
 them within seconds), "full" (the whole bundled corpus), or "upload" (a teacher's own text,
-at most 2 MB, with a BPE tokenizer trained on it by ``core.tokenizer.train_bpe``).
+at most 2 MB, with a BPE tokenizer trained on it by ``core.text.tokenizer.train_bpe``).
 """
 
 from __future__ import annotations
@@ -87,8 +87,8 @@ class JobSpec:
     Example: JobSpec(shape="tiny", steps=60)
     """
 
-    shape: str = "tiny"  # core.train.SHAPES
-    design: str = "classic"  # core.train.PRESETS
+    shape: str = "tiny"  # core.training.train.SHAPES
+    design: str = "classic"  # core.training.train.PRESETS
     steps: int = 200
     lr: float = 1e-2  # tiny models learn fast with a high peak rate; warm-up is 5 % of the steps
     batch_size: int = 16
@@ -97,7 +97,7 @@ class JobSpec:
     text: str | None = field(default=None, repr=False)  # the teacher's text when corpus == "upload"
 
     def __post_init__(self) -> None:
-        from core.train import PRESETS, SHAPES  # core.train imports torch lazily enough: only names here
+        from core.training.train import PRESETS, SHAPES  # core.training.train imports torch lazily enough: only names here
 
         if self.shape not in SHAPES or self.design not in PRESETS or self.corpus not in CORPORA:
             raise ValueError("unknown shape, design or corpus")
@@ -117,7 +117,7 @@ class JobSpec:
 
     @property
     def tokens_per_step(self) -> int:
-        from core.train import SHAPES
+        from core.training.train import SHAPES
 
         return self.batch_size * SHAPES[self.shape]["n_ctx"]
 
@@ -151,7 +151,7 @@ def tokenizer_to_dict(tokenizer: Any) -> dict[str, Any]:
 
 
 def tokenizer_from_dict(data: dict[str, Any]) -> Any:
-    from core.tokenizer import BPETokenizer
+    from core.text.tokenizer import BPETokenizer
 
     return BPETokenizer(data["mode"], data["base_vocab"], [tuple(m) for m in data["merges"]],
                         cjk_lexicon=data.get("cjk_lexicon", ()), special_tokens=data.get("special_tokens"))
@@ -159,17 +159,17 @@ def tokenizer_from_dict(data: dict[str, Any]) -> Any:
 
 def prepare_data(spec: JobSpec) -> tuple[Any, list[int], list[int]]:
     """(tokenizer, train ids, held-out ids) for a job."""
-    from core.train import CORPUS_DIR
+    from core.training.train import CORPUS_DIR
 
     if spec.corpus == "upload":
-        from core.tokenizer import train_bpe
+        from core.text.tokenizer import train_bpe
 
         text = spec.text or ""
         cut = int(len(text) * 0.9)
         train_text, held_text = text[:cut], text[cut:]
         tokenizer = train_bpe(train_text[:UPLOAD_BPE_CHARS], UPLOAD_MERGES, mode="gpt").tokenizer
     else:
-        from core.tokenizer import BPETokenizer
+        from core.text.tokenizer import BPETokenizer
 
         tokenizer = BPETokenizer.load(CORPUS_DIR / "tokenizer")
         train_text = (CORPUS_DIR / "train.txt").read_text(encoding="utf-8")
@@ -180,7 +180,7 @@ def prepare_data(spec: JobSpec) -> tuple[Any, list[int], list[int]]:
 
 
 def settings_for(spec: JobSpec) -> Any:
-    from core.train import TrainSettings
+    from core.training.train import TrainSettings
 
     return TrainSettings(steps=spec.steps, batch_size=spec.batch_size, lr=float(spec.lr),
                          warmup_steps=max(1, spec.steps // 20), eval_interval=max(1, spec.steps // 10), seed=spec.seed)
@@ -202,8 +202,8 @@ def run_job(spec: JobSpec, out: Any, stop: Any, threads: int = 1, niceness: int 
         import torch
         from safetensors.torch import save
 
-        from core import device as devices
-        from core.train import shape_config, train_model
+        from core.engine import device as devices
+        from core.training.train import shape_config, train_model
 
         torch.set_num_threads(max(1, threads))
         tokenizer, train_ids, held_ids = prepare_data(spec)
@@ -410,12 +410,12 @@ class JobManager:
     def _start_monitor(self) -> None:
         if self._monitor is not None and self._monitor.is_alive():
             return
-        from core.registry import start_worker
+        from serving.registry import start_worker
 
         self._monitor = start_worker(self._loop, "training-jobs")
 
     def _loop(self) -> None:
-        from core.registry import SHUTTING_DOWN
+        from serving.registry import SHUTTING_DOWN
 
         while not self._closed.is_set():
             if SHUTTING_DOWN.is_set():
@@ -581,8 +581,8 @@ def loaded_from_result(result: dict[str, Any], name: str) -> Any:
     import torch
     from safetensors.torch import load
 
-    from core.checkpoint import LoadedModel
-    from core.model import GPT, GPTConfig
+    from core.engine.checkpoint import LoadedModel
+    from core.engine.model import GPT, GPTConfig
 
     config = GPTConfig.from_dict(result["config"])
     tokenizer = tokenizer_from_dict(result["tokenizer"])
@@ -599,7 +599,7 @@ def loaded_from_result(result: dict[str, Any], name: str) -> Any:
     metrics = {"history": result.get("history", []), "steps": result.get("steps_done"), "params": model.num_params(),
                "device": result.get("device"), "tokens_seen": result.get("tokens_seen"),
                "trained_token_ids": [int(i) for i in result.get("trained_token_ids", [])]}
-    from core import device as devices
+    from core.engine import device as devices
 
     model = model.to(devices.pick()).eval()
     return LoadedModel(name=name, model=model, tokenizer=tokenizer, config=config, metrics=metrics, folder=None)

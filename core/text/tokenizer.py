@@ -12,7 +12,7 @@ Modes
     ``['low', 'est', '</w>']`` and after 5 it is ``['low', 'est</w>']`` (the seeds write
     "low + est"). Decoding joins words with one space. Characters never seen in training have
     no id: ``tokens()`` keeps them as their own piece, ``encode()`` raises ``ValueError``.
-``gpt``      What our model uses. A regex pre-tokenizer (see :mod:`core.pretokenize`) keeps a
+``gpt``      What our model uses. A regex pre-tokenizer (see :mod:`core.text.pretokenize`) keeps a
     leading space with English words, splits digits one by one and cuts Chinese at lexicon
     words. The base vocabulary is the special token ``<|endoftext|>`` (id 0), 256 byte tokens
     ``<0x00>``..``<0xFF>`` (ids 1..256) and every character seen in training; a character
@@ -44,8 +44,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from core.bpe import LearnOutcome, Merge, Pair, learn_merges, merge_symbols
-from core.pretokenize import (
+from core.text.bpe import LearnOutcome, Merge, Pair, learn_merges, merge_symbols
+from core.text.pretokenize import (
     END_OF_WORD,
     build_gpt_pattern,
     classic_symbols,
@@ -597,7 +597,7 @@ def _chars(extra: Iterable[str]) -> list[str]:
 
 
 def _default_lexicon() -> list[str]:
-    from core.corpus import cjk_lexicon  # lazy: corpus imports this module
+    from core.text.corpus import cjk_lexicon  # lazy: corpus imports this module
 
     return cjk_lexicon()
 
@@ -626,7 +626,7 @@ def train_bpe(
     order): the model tokenizer adds printable ASCII and common Han characters this way, so
     they are single tokens instead of byte fallback.
 
-    Ties: the pair seen first in the corpus wins (details in :mod:`core.bpe`).
+    Ties: the pair seen first in the corpus wins (details in :mod:`core.text.bpe`).
 
     Example: [m.new for m in train_bpe("low low lower", 2).merges] → ['lo', 'low']
     """

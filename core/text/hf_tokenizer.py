@@ -24,7 +24,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from core.tokenizer import AppliedMerge, EncodingTrace
+from core.text.tokenizer import AppliedMerge, EncodingTrace
 
 _BYTE_TOKEN = re.compile(r"^<0x([0-9A-Fa-f]{2})>$")
 MAX_DISPLAY_GROUP = 4  # a UTF-8 character has at most 4 bytes: never look further ahead

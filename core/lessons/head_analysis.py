@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from core import names
+from core.engine import names
 
 BEHAVIOURS: tuple[str, ...] = ("previous_token", "first_token", "self", "broad")
 SHARP_BEHAVIOURS: tuple[str, ...] = ("previous_token", "first_token", "self")
