@@ -1,6 +1,6 @@
 // The journey picture: one prompt travelling through the live model, left to right.
 // A Streamlit components-v2 module: Streamlit calls the default export with the data
-// Python computed (core/journey.py) and the labels it translated; this file only draws.
+// Python computed (core/lessons/journey.py) and the labels it translated; this file only draws.
 // Every user-visible string goes in through textContent or an attribute, never as markup.
 
 import { distribution, draw, Knobs, uniform } from "./sampling";

@@ -1,4 +1,4 @@
-// Client-side sampling: the same steps and order as core/sampling.py, so moving a knob
+// Client-side sampling: the same steps and order as core/engine/sampling.py, so moving a knob
 // redraws the bars without a server rerun.
 //   1. temperature  softmax(logits / T); T = 0 puts all mass on the best logit
 //   2. top-k        keep the k best logits (0 = off)
