@@ -6,8 +6,8 @@
 - ``cross_entropy_curve``: −ln p against p with the textbook example's points and the chosen p.
 - ``live_loss``: a live run's training loss and held-out points.
 
-Each layer reads its own named dataset (row dicts): a redrawn live chart keeps its names, so the
-browser appends the new points to the data it has.
+Each layer reads its own dataset (row dicts) under a fixed name: a live chart redrawn with more
+points keeps its spec and names, so the browser updates the data of the chart it already has.
 """
 
 from __future__ import annotations
