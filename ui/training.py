@@ -94,9 +94,9 @@ def _session_id() -> str:
 
 @memo(maxsize=64)
 def _ce_spec(p: float, lang: str, vocab: int) -> dict:
-    return chart_spec(charts.cross_entropy_curve(
+    return charts.cross_entropy_curve(
         p, EXAMPLES, title=t("training.lesson.chart.title"), x_title=t("training.lesson.chart.x"),
-        y_title=t("training.lesson.chart.y"), point_title=t("training.lesson.chart.point")), validate=False)
+        y_title=t("training.lesson.chart.y"), point_title=t("training.lesson.chart.point"))
 
 
 @st.fragment
@@ -154,8 +154,8 @@ def _loss_spec(preset: str, step: int, lang: str) -> dict:
         heldout=t("training.series.heldout"), uniform=t("training.series.uniform"), step_now=t("training.series.now"),
     )
     held = list(index.heldout_log) or [(e.step, e.heldout_loss) for e in index.entries]
-    return chart_spec(charts.loss_curves(steps, values, held, index.steps, step,
-                                         replay.uniform_loss(index.config.vocab_size), text=text), validate=False)
+    return charts.loss_curves(steps, values, held, index.steps, step,
+                              replay.uniform_loss(index.config.vocab_size), text=text)
 
 
 @memo(maxsize=256)
@@ -169,10 +169,10 @@ def _bars_spec(model_name: str, prompt: str, target_id: int, lang: str) -> tuple
         ids.append(target_id)
         probs.append(nt.target_prob)
     labels = token_labels(loaded.tokenizer, ids)
-    spec = chart_spec(charts.next_token_bars(labels, probs, [i == target_id for i in ids], text=charts.BarsText(
+    spec = charts.next_token_bars(labels, probs, [i == target_id for i in ids], text=charts.BarsText(
         title=t("training.replay.next.title", last=display_token(run.tokens[-1]) if run.tokens else ""),
         x_title=t("training.axis.prob"), y_title=t("training.axis.token"), kind_title=t("training.axis.kind"),
-        target=t("training.series.target"), other=t("training.series.other"))), validate=False)
+        target=t("training.series.target"), other=t("training.series.other")))
     return spec, nt
 
 
@@ -428,7 +428,7 @@ def _status() -> None:
                 st.caption(t("training.live.device.cuda" if device.startswith("cuda") else "training.live.device.cpu"))
             st.button(t("training.live.stop"), key="training_stop", on_click=_stop_job)
             if view.points:
-                vega(chart_spec(charts.live_loss(view.points, view.init_loss, total, text=_live_text()), validate=False),
+                vega(charts.live_loss(view.points, view.init_loss, total, text=_live_text()),
                      width="stretch", key="training_live_chart")
         else:
             _finish(view)
@@ -472,7 +472,7 @@ def _show_finished(last: dict) -> None:
     st.success(t(key, name=last["name"], steps=last["steps_done"], seconds=f"{last['seconds']:.1f}",
                  tps=f"{last['tps']:,.0f}"))
     if last["points"]:
-        vega(chart_spec(charts.live_loss(last["points"], last["init"], last["total"], text=_live_text()), validate=False),
+        vega(charts.live_loss(last["points"], last["init"], last["total"], text=_live_text()),
              width="stretch", key="training_done_chart")
     if last.get("heldout") is not None and last.get("init"):
         drop = 1 - last["heldout"] / last["init"]

@@ -3,16 +3,19 @@ what they draw is the data."""
 
 from __future__ import annotations
 
+import json
 import math
 
-import altair as alt
 import numpy as np
-import pandas as pd
 import pytest
+from altair.utils.schemapi import validate_jsonschema
+from altair.vegalite.v6.schema import load_schema
 
 from core.text.bpe_view import display_width
+from ui.charts import vl
 from ui.charts.common import style_vega
-from ui.charts.positional import K_COLOUR, Q_COLOUR, PairPanel, RotationText, rotation_panels_vega
+from ui.charts.positional import (K_COLOUR, LINE_STYLES, Q_COLOUR, SERIES_COLOURS, PairPanel, RotationText,
+                                  frequency_chart, rotation_panels_vega, score_by_offset, waves)
 from ui.charts.heat_image import MISSING_RGB, SCHEME_STOPS, colour_positions, heat_png, scheme_colours, stops
 from ui.charts.vectors import MAX_ANNOTATED_CELLS, RECT_MAX_CELLS, matrix_heatmap_vega
 
@@ -21,10 +24,12 @@ ROTATION_TEXT = RotationText("Each pair turned", "q before", "k before", "q at m
 
 
 def validated(spec: dict) -> dict:
-    """The spec checked against Vega-Lite's schema (data frames as the records Streamlit sends)."""
-    plain = {**spec, "datasets": {name: frame.to_dict("records") for name, frame in spec["datasets"].items()}}
-    alt.TopLevelLayerSpec.from_dict(plain) if "layer" in plain else alt.TopLevelConcatSpec.from_dict(plain)
-    return plain
+    """The spec checked against the Vega-Lite schema it names (the one Altair ships), and as JSON
+    (no NaN: a missing value is null)."""
+    assert spec["$schema"] == vl.SCHEMA_URL
+    validate_jsonschema(spec, load_schema())
+    json.dumps(spec, allow_nan=False)
+    return spec
 
 
 def test_the_heat_map_cells_are_the_matrix() -> None:
@@ -32,9 +37,11 @@ def test_the_heat_map_cells_are_the_matrix() -> None:
     spec = matrix_heatmap_vega(matrix, **TEXT)
     validated(spec)
     cells = spec["datasets"]["matrix"]
-    grid = cells.pivot(index="row", columns="col", values="value").to_numpy()
+    assert all(list(cell) == ["row", "col", "value"] for cell in cells)
+    assert [(cell["row"], cell["col"]) for cell in cells] == [(i, j) for i in range(3) for j in range(4)]  # row by row
+    grid = np.array([cell["value"] for cell in cells]).reshape(3, 4)
     np.testing.assert_array_equal(grid, matrix)
-    assert list(cells.columns) == ["row", "col", "value"] and cells["value"].dtype == np.float32  # half the bytes
+    assert all(type(cell["value"]) is float and float(np.float32(cell["value"])) == cell["value"] for cell in cells)
     rect, text = spec["layer"]
     colour = rect["encoding"]["color"]
     assert colour["scale"] == {"domain": [-5.5, 5.5], "reverse": True, "scheme": "redblue"}  # blue −, red +
@@ -70,7 +77,8 @@ def test_labels_keep_their_order_and_are_plain_text() -> None:
 
 def test_square_cells_and_a_range_from_finite_values() -> None:
     matrix = np.array([[np.nan, 2.0], [-4.0, np.inf]])
-    spec = matrix_heatmap_vega(matrix, **TEXT, cell_px=30)
+    spec = validated(matrix_heatmap_vega(matrix, **TEXT, cell_px=30))
+    assert [cell["value"] for cell in spec["datasets"]["matrix"]] == [None, 2.0, -4.0, None]  # missing: null
     assert spec["width"] == {"step": 30} and spec["height"] == {"step": 30}
     assert spec["layer"][0]["encoding"]["color"]["scale"]["domain"] == [-4.0, 4.0]
     assert matrix_heatmap_vega(np.zeros((2, 2)), **TEXT)["layer"][0]["encoding"]["color"]["scale"]["domain"] == [-1.0, 1.0]
@@ -94,11 +102,11 @@ def test_each_rope_picture_draws_its_four_vectors_at_their_true_angle(count: int
     spec = rotation_panels_vega(shown, text=ROTATION_TEXT)
     plain = validated(spec)
     assert spec["columns"] == min(2, count) and len(spec["concat"]) == count
-    rows = pd.DataFrame(plain["datasets"]["rotation"])
+    rows = plain["datasets"]["rotation"]
     for index, (panel, picture) in enumerate(zip(shown, spec["concat"])):
-        mine = rows[rows["panel"] == index].set_index("series")
+        mine = {row["series"]: row for row in rows if row["panel"] == index}
         for attr, name in (("q", "q before"), ("k", "k before"), ("q_rotated", "q at m"), ("k_rotated", "k at n")):
-            assert (mine.loc[name, "x"], mine.loc[name, "y"]) == tuple(float(c) for c in getattr(panel, attr))
+            assert (mine[name]["x"], mine[name]["y"]) == tuple(float(c) for c in getattr(panel, attr))
         assert picture["transform"] == [{"filter": f"datum.panel == {index}"}]
         # Square, with the same range on both axes: one unit is as long across as up.
         assert picture["width"] == picture["height"]
@@ -116,7 +124,7 @@ def test_arrow_heads_point_along_their_arrows() -> None:
     """Vega turns a symbol clockwise from "up" on a screen whose y axis points down."""
     unit = [np.array([1.0, 0.0]), np.array([0.0, 1.0]), np.array([0.0, -1.0]), np.array([-1.0, 1.0])]
     spec = rotation_panels_vega([PairPanel("p", *unit)], text=ROTATION_TEXT)
-    angles = list(spec["datasets"]["rotation"]["angle"])
+    angles = [row["angle"] for row in spec["datasets"]["rotation"]]
     assert angles == pytest.approx([90.0, 0.0, 180.0, 315.0])
     heads = spec["concat"][0]["layer"][1]
     assert heads["mark"]["shape"] == "triangle-up" and heads["encoding"]["angle"]["scale"] is None
@@ -129,7 +137,7 @@ def test_one_legend_tells_before_from_after() -> None:
     assert encoding["color"]["scale"]["range"] == [Q_COLOUR, K_COLOUR, Q_COLOUR, K_COLOUR]
     assert encoding["opacity"] == {"condition": {"test": "datum.rotated", "value": 1.0}, "value": 0.5}  # before: faint
     rows = spec["datasets"]["rotation"]
-    assert list(rows["rotated"][:4]) == [False, False, True, True]
+    assert [row["rotated"] for row in rows[:4]] == [False, False, True, True]
     assert encoding["strokeDash"]["scale"]["range"] == [[6, 4], [6, 4], [1, 0], [1, 0]]  # before: dashed
     for channel in ("color", "strokeDash"):  # one field, one order, one legend
         assert encoding[channel]["scale"]["domain"] == names and encoding[channel]["sort"] == names
@@ -193,7 +201,7 @@ def test_a_big_matrix_is_an_image_under_band_axes_and_a_legend() -> None:
     matrix = np.linspace(-2, 2, rows * cols).reshape(rows, cols)
     tokens = [f"{i}·<i>t</i>" for i in range(rows)]
     spec = matrix_heatmap_vega(matrix, **TEXT, y_labels=tokens, height=500)
-    alt.TopLevelLayerSpec.from_dict(spec)  # valid Vega-Lite
+    validated(spec)
     picture, x_axis, y_axis, legend = spec["layer"]
     assert picture["mark"]["type"] == "image" and picture["mark"]["smooth"] is False  # sharp cells
     assert picture["mark"]["width"] == {"expr": "width"} and picture["mark"]["height"] == {"expr": "height"}
@@ -210,3 +218,64 @@ def test_a_big_matrix_is_an_image_under_band_axes_and_a_legend() -> None:
     assert spec["usermeta"] == {"embedOptions": {"renderer": "canvas"}}
     small = matrix_heatmap_vega(np.ones((8, 8)), **TEXT)
     assert small["layer"][0]["mark"]["type"] == "rect" and small["layer"][0]["encoding"]["tooltip"]
+
+
+# --- the waves, RoPE's frequencies and the score by offset ------------------------------------------
+
+
+WAVE_TEXT = dict(title="t", x_title="pos", y_title="PE", series_title="s", series_label="dim {dim} ({fn}, pair {k})",
+                 period_title="period")
+
+
+@pytest.mark.parametrize("n_pos", [40, 65])
+def test_the_waves_are_the_tables_columns_sin_solid_cos_dashed(n_pos: int) -> None:
+    table = np.sin(np.arange(n_pos)[:, None] / (10 ** (np.arange(8)[None, :] / 4)))
+    table[3, 0] = np.nan
+    spec = validated(waves(table, [0, 3], [6.28, 20.0, 63.0, 199.0], **WAVE_TEXT))
+    rows = spec["datasets"][spec["data"]["name"]]
+    order = ["dim 0 (sin, pair 0)", "dim 1 (cos, pair 0)", "dim 6 (sin, pair 3)", "dim 7 (cos, pair 3)"]
+    for series, dim in zip(order, (0, 1, 6, 7)):
+        mine = [row for row in rows if row["series"] == series]
+        assert [row["position"] for row in mine] == list(range(n_pos))
+        assert [row["value"] for row in mine] == [None if np.isnan(v) else v for v in table[:, dim].tolist()]
+        assert {row["fn"] for row in mine} == {"sin" if dim % 2 == 0 else "cos"}
+        assert {row["period"] for row in mine} == {"6.3" if dim < 2 else "199.0"}
+    encoding = spec["encoding"]
+    assert encoding["color"]["sort"] == order and encoding["color"]["title"] == "s"
+    assert encoding["strokeDash"]["scale"] == {"domain": ["sin", "cos"], "range": [[1, 0], [6, 4]]}
+    assert encoding["y"]["scale"]["domain"] == [-1.05, 1.05]
+    assert [t["title"] for t in encoding["tooltip"]] == ["s", "pos", "PE", "period"]
+    assert spec["mark"]["point"] is (n_pos <= 64)  # dots only while they stay apart
+    assert spec["title"] == "t" and spec["height"] == 320
+
+
+def test_the_frequencies_are_a_log_axis_over_the_pairs() -> None:
+    spec = validated(frequency_chart([1.0, 0.1, 0.01], [6.28, 62.8, 628.3], title="t", x_title="pair", y_title="θ",
+                                     period_title="period"))
+    assert spec["datasets"][spec["data"]["name"]] == [{"pair": 0, "theta": 1.0, "period": 6.28},
+                                                      {"pair": 1, "theta": 0.1, "period": 62.8},
+                                                      {"pair": 2, "theta": 0.01, "period": 628.3}]
+    encoding = spec["encoding"]
+    assert encoding["y"]["scale"] == {"type": "log"}
+    assert encoding["x"]["scale"] == {"domain": [0, 2], "nice": False} and encoding["x"]["axis"] == {"tickMinStep": 1}
+    assert [t.get("format") for t in encoding["tooltip"]] == [None, ".6f", ",.1f"]
+    single = validated(frequency_chart([1.0], [6.28], title="t", x_title="pair", y_title="θ", period_title="p"))
+    assert single["encoding"]["x"]["scale"]["domain"] == [0, 1]  # one pair: the axis still has a length
+
+
+def test_each_query_position_is_its_own_line_thick_first() -> None:
+    scores = np.array([[1.0, 0.5, np.nan], [0.9, 0.4, 0.2], [1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    spec = validated(score_by_offset(scores, [5, 9, 11, 12], title="t", x_title="Δ", y_title="q·k", series_title="m",
+                                     series_label="m = {m}"))
+    order = ["m = 5", "m = 9", "m = 11", "m = 12"]
+    assert len(spec["layer"]) == 4
+    for index, (layer, label) in enumerate(zip(spec["layer"], order)):
+        rows = spec["datasets"][layer["data"]["name"]]
+        expected = [(delta, value) for delta, value in enumerate(scores[index].tolist()) if not np.isnan(value)]
+        assert [(row["offset"], row["score"]) for row in rows] == expected  # the missing offset is left out
+        assert {row["series"] for row in rows} == {label}
+        width, dash, point = LINE_STYLES[index % len(LINE_STYLES)]
+        assert layer["mark"] == {"type": "line", "point": {"size": point}, "strokeDash": dash, "strokeWidth": width}
+        colour = layer["encoding"]["color"]
+        assert colour["scale"] == {"domain": order, "range": list(SERIES_COLOURS)} and colour["sort"] == order
+    assert spec["title"] == "t" and spec["height"] == 320

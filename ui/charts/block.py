@@ -9,9 +9,6 @@ Draw them with ``ui.charts.common.vega`` (it themes a copy).
 
 from __future__ import annotations
 
-import hashlib
-import io
-import pickle
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,7 +16,8 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from ui.charts.common import CELL_TEXT_LIMIT, CJK_FONT
+from ui.charts import vl
+from ui.charts.vl import CELL_TEXT_LIMIT, CJK_FONT, field as _field, legend as _legend, tooltip as _tip
 from ui.resources import memo
 
 Spec = dict[str, Any]
@@ -34,57 +32,8 @@ def _finish(chart: alt.TopLevelMixin, height: int | None = None) -> Spec:
     return chart.configure(font=CJK_FONT).to_dict(validate=False)
 
 
-# The four charts a picker or a new prompt redraws most (bars, grouped bars, lines, heat maps)
-# are written as Vega-Lite dicts directly: the same spec Altair writes for them (a test compares
-# them with Altair's output), without Altair's per-channel schema matching and deep copies,
-# which were most of a layer/token pick's server time (about 5-10 ms per chart).
-
-_VIEW = {"continuousWidth": 300, "continuousHeight": 300}
-_AUTOSIZE = {"contains": "padding", "type": "fit-x"}
-
-
-def _number(value: float) -> float | None:
-    value = float(value)
-    return value if value == value and value not in (float("inf"), float("-inf")) else None  # JSON has no NaN / inf
-
-
-def _name(records: list[dict[str, Any]]) -> str:
-    """A dataset's name from its content (equal data, equal name, as Altair names it). Digested
-    as pickle without its memo (equal rows, equal bytes) rather than as sorted JSON: a 480-row
-    heat map's name took 0.74 ms that way, 0.08 ms this way, on every new prompt."""
-    buffer = io.BytesIO()
-    pickler = pickle.Pickler(buffer, protocol=5)
-    pickler.fast = True  # no memo: the same rows give the same bytes whichever objects hold them
-    pickler.dump(records)
-    return "data-" + hashlib.blake2b(buffer.getbuffer(), digest_size=16).hexdigest()
-
-
-def _spec(body: dict[str, Any], datasets: dict[str, list[dict[str, Any]]], title: str, height: int,
-          data: str | None = None) -> Spec:
-    """The top level of a chart: theme font, autosize "fit-x", the plot's height, the data by name."""
-    spec: Spec = {"config": {"view": dict(_VIEW), "font": CJK_FONT}}
-    if data is not None:
-        spec["data"] = {"name": data}
-    spec.update(body)
-    spec.update({"autosize": dict(_AUTOSIZE), "height": height, "title": title, "$schema": alt.SCHEMA_URL,
-                 "datasets": datasets})
-    return spec
-
-
-def _field(name: str, kind: str, **extra: Any) -> dict[str, Any]:
-    return {"field": name, "type": kind, **extra}
-
-
-def _tip(name: str, title: str | None) -> dict[str, Any]:
-    return _field(name, "nominal", title=title)
-
-
-def _legend(**extra: Any) -> dict[str, Any]:
-    return {"orient": "bottom", "direction": "horizontal", **extra}
-
-
-def _fmt(values: Sequence[float], spec: str) -> list[str]:
-    return [format(float(v), spec) for v in values]
+def _spec(body: Spec, datasets: dict[str, vl.Rows], title: str, height: int, data: str | None = None) -> Spec:
+    return vl.spec(body, datasets, title=title, height=height, data=data)
 
 
 @memo(maxsize=256)
@@ -93,7 +42,7 @@ def bars(labels: Sequence[str], values: Sequence[float], *, title: str, value_ti
          value_format: str = ".4f", height: int | None = None, color_domain: Sequence[str] | None = None) -> Spec:
     """Horizontal bars in the given order; optional colour groups (``color_labels``) with a legend,
     in the order of ``color_domain`` (default: as they first appear; ``colors`` in that order)."""
-    records = [{"label": str(lab), "value": _number(v), "shown": format(float(v), value_format)}
+    records = [{"label": str(lab), "value": vl.json_number(v), "shown": format(float(v), value_format)}
                for lab, v in zip(labels, values)]
     encoding: dict[str, Any] = {
         "tooltip": [_tip("label", label_title), _tip("shown", value_title)],
@@ -108,7 +57,7 @@ def bars(labels: Sequence[str], values: Sequence[float], *, title: str, value_ti
         encoding["color"] = _field("group", "nominal", legend=_legend(labelLimit=260, columns=2),
                                    scale={"domain": domain, "range": palette}, title=color_title)
         encoding["tooltip"].append(_tip("group", color_title))
-    name = _name(records)
+    name = vl.dataset_name(records)
     return _spec({"mark": {"type": "bar"}, "encoding": encoding}, {name: records}, title,
                  height or max(120, 22 * len(records)), data=name)
 
@@ -118,7 +67,7 @@ def grouped_bars(categories: Sequence[str], series: Sequence[str], values: np.nd
                  y_title: str, series_title: str, value_format: str = ".3f", height: int = 260) -> Spec:
     """values [series, category]: one bar per (category, series), side by side."""
     values = np.asarray(values, dtype=float)
-    records = [{"cat": c, "series": s, "value": _number(values[i, j]), "shown": format(float(values[i, j]), value_format)}
+    records = [{"cat": c, "series": s, "value": vl.json_number(values[i, j]), "shown": format(float(values[i, j]), value_format)}
                for i, s in enumerate(series) for j, c in enumerate(categories)]
     encoding = {
         "color": _field("series", "nominal", legend=_legend(labelLimit=260, columns=2),
@@ -129,7 +78,7 @@ def grouped_bars(categories: Sequence[str], series: Sequence[str], values: np.nd
         "xOffset": _field("series", "nominal", sort=list(series)),
         "y": _field("value", "quantitative", title=y_title),
     }
-    name = _name(records)
+    name = vl.dataset_name(records)
     return _spec({"mark": {"type": "bar"}, "encoding": encoding}, {name: records}, title, height, data=name)
 
 
@@ -138,7 +87,7 @@ def lines(x: Sequence[float], series: dict[str, Sequence[float]], *, title: str,
           series_title: str, log_y: bool = False, marker_x: float | None = None, value_format: str = ".4f",
           height: int = 280, x_format: str = ".2f") -> Spec:
     """One line per series over x; an optional vertical marker with each series' value at marker_x."""
-    records = [{"x": _number(xv), "y": _number(yv), "series": name, "shown": format(float(yv), value_format),
+    records = [{"x": vl.json_number(xv), "y": vl.json_number(yv), "series": name, "shown": format(float(yv), value_format),
                 "x_shown": format(float(xv), x_format)}
                for name, ys in series.items() for xv, yv in zip(x, ys)]
     names = list(series)
@@ -150,11 +99,11 @@ def lines(x: Sequence[float], series: dict[str, Sequence[float]], *, title: str,
         "x": _field("x", "quantitative", title=x_title),
         "y": _field("y", "quantitative", scale={"type": "log"} if log_y else {"zero": False}, title=y_title),
     }
-    name = _name(records)
+    name = vl.dataset_name(records)
     if marker_x is None:  # one layer: its data is the chart's
         return _spec({"layer": [{"mark": line, "encoding": encoding}]}, {name: records}, title, height, data=name)
     marker = [{"x": float(marker_x)}]
-    marker_name = _name(marker)
+    marker_name = vl.dataset_name(marker)
     layers = [{"data": {"name": name}, "mark": line, "encoding": encoding},
               {"data": {"name": marker_name}, "mark": {"type": "rule", "color": "#868e96", "strokeDash": [4, 3]},
                "encoding": {"x": _field("x", "quantitative")}}]
@@ -170,7 +119,7 @@ def heat(matrix: np.ndarray, row_labels: Sequence[str], col_labels: Sequence[str
     records = []
     for i, r in enumerate(row_labels):
         for j, c in enumerate(col_labels):
-            row = {"row": r, "col": c, "value": _number(m[i, j]), "shown": format(float(m[i, j]), value_format)}
+            row = {"row": r, "col": c, "value": vl.json_number(m[i, j]), "shown": format(float(m[i, j]), value_format)}
             if text is not None:
                 row["text"] = str(text[i][j])
             records.append(row)
@@ -195,7 +144,7 @@ def heat(matrix: np.ndarray, row_labels: Sequence[str], col_labels: Sequence[str
         layers.append({"mark": {"type": "text", "fontSize": 11, "limit": {"expr": CELL_TEXT_LIMIT}}, "encoding": {
             "color": {"condition": {"test": light, "value": "#ffffff"}, "value": "#111111"},
             "text": _field("text", "nominal"), "tooltip": tooltip, "x": x, "y": y}})
-    name = _name(records)
+    name = vl.dataset_name(records)
     return _spec({"layer": layers}, {name: records}, title, height or max(160, 26 * len(row_labels) + 20), data=name)
 
 

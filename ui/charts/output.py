@@ -13,14 +13,15 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
-import altair as alt
 import numpy as np
 
 from serving.registry import memo
-from ui.charts.common import CELL_TEXT_LIMIT, CJK_FONT, SEQUENTIAL_BLUES
+from ui.charts import vl
+from ui.charts.vl import CELL_TEXT_LIMIT, SEQUENTIAL_BLUES, TABLE
+from ui.charts.vl import field as _field, legend_below as _legend_below, scale as _scale, tooltip as _tip
 from ui.tokens import display_token, token_labels  # noqa: F401  (token_labels: re-exported, pages import it from here)
 
-VEGA_LITE_SCHEMA = alt.SCHEMA_URL  # the Vega-Lite version Altair (pinned) writes specs for
+VEGA_LITE_SCHEMA = vl.SCHEMA_URL
 
 # Colours that read on Streamlit's light and dark backgrounds alike.
 ORIGINAL_COLOR = "#9aa5b1"  # grey-blue: "before"
@@ -36,62 +37,17 @@ PROB_TICKS = [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]  # room is left above 1 for labels; 
 LABEL_TEXT = "#76808f"  # value labels beside bars: readable on the light and the dark background
 
 
-TABLE = "table"  # every chart reads one named dataset
 ChartSpec = dict[str, Any]  # a finished Vega-Lite spec with its data
 
-# The charts are written as Vega-Lite dicts directly: the specs Altair wrote for them (a test
-# compares them with Altair's output, tests/unit/test_output_charts.py), without Altair's
-# per-channel schema objects and deep copies, which cost 3-20 ms per chart and were most of a new
-# prompt's (Logits) and a generation step's server time. The app tests validate every spec.
-_CONFIG = {"view": {"continuousWidth": 300, "continuousHeight": 300}, "font": CJK_FONT}
 _TABLE_REF = {"name": TABLE}
-_SEQUENTIAL_BLUES = SEQUENTIAL_BLUES.to_dict()  # {"name": "blues", "extent": [0.12, 1.0]}
-
-
-def _autosize(fixed_size: bool = False) -> dict[str, str]:
-    """Streamlit's default autosize "fit" squeezes the plot so that title, axes and legend fit
-    in the given height, which flattens charts with long labels to nothing. "fit-x" fills the
-    width and leaves ``height`` as the plot's own height; "pad" keeps both as given."""
-    return {"contains": "padding", "type": "pad" if fixed_size else "fit-x"}
-
-
-def _legend_below() -> dict[str, Any]:
-    # Legends go under the chart: on the right they cover the value labels beside the bars and
-    # squeeze the plot to nothing on a phone. (autosize "fit-x" keeps the plot's own height.)
-    return {"direction": "vertical", "labelLimit": 480, "orient": "bottom", "titleLimit": 480}
-
-
-def _field(name: str, kind: str, **extra: Any) -> dict[str, Any]:
-    return {"field": name, "type": kind, **extra}
-
-
-def _tip(name: str, title: str, kind: str = "nominal", **extra: Any) -> dict[str, Any]:
-    return {"field": name, "title": title, "type": kind, **extra}
-
-
-def _scale(domain: Sequence[str], colors: Sequence[str]) -> dict[str, list[str]]:
-    return {"domain": list(domain), "range": list(colors)}
-
-
-def _value(v: Any) -> Any:
-    """A float as JSON carries it: NaN becomes null (as the data frame path wrote it)."""
-    v = float(v)
-    return None if v != v else v
+_SEQUENTIAL_BLUES = SEQUENTIAL_BLUES
 
 
 def _spec(body: dict[str, Any], rows: list[dict[str, Any]], *, title: Any, height: int, top_data: bool = True,
           fixed_size: bool = False, width: int | None = None) -> ChartSpec:
-    """The top level: theme font, autosize, the plot's size, the title and the one dataset."""
-    spec: ChartSpec = {"config": {"view": dict(_CONFIG["view"]), "font": CJK_FONT}}
-    if top_data:
-        spec["data"] = dict(_TABLE_REF)
-    spec.update(body)
-    spec.update({"autosize": _autosize(fixed_size), "height": height, "title": title})
-    if width is not None:
-        spec["width"] = width
-    spec["$schema"] = VEGA_LITE_SCHEMA
-    spec["datasets"] = {TABLE: rows}
-    return spec
+    """The top level with the one dataset, ``table``."""
+    return vl.spec(body, {TABLE: rows}, title=title, height=height, data=TABLE if top_data else None,
+                   width=width, fixed_size=fixed_size)
 
 
 def show(chart: ChartSpec | Any, width: str = "stretch", live: bool = False) -> None:
@@ -158,7 +114,7 @@ def top_tokens_chart(
     values = [*map(float, probs), float(tail_mass)]
     kinds = [kind_top] * len(labels) + [kind_tail]
     logit_text = [*(f"{v:.3f}" for v in logits), "—"] if logits is not None else ["—"] * (len(labels) + 1)
-    rows = [{"token": tok, "prob": _value(p), "kind": kind, "logit": logit, "shown": f"{p:.4f}"}
+    rows = [{"token": tok, "prob": vl.json_number(p), "kind": kind, "logit": logit, "shown": f"{p:.4f}"}
             for tok, p, kind, logit in zip(tokens, values, kinds, logit_text)]
     y = _field("token", "nominal", axis={"labelLimit": 180}, sort=tokens, title=y_title)
     # A probability axis never goes past 1; the value labels may run past the plot's end.
@@ -196,7 +152,7 @@ def before_after_chart(
     for series, values in ((original_name, original), (after_name, after)):
         for token, p, s in zip(labels, values, status):
             p = float(p)
-            rows.append({"token": token, "series": series, "prob": _value(p), "status": s, "shown": f"{p:.4f}",
+            rows.append({"token": token, "series": series, "prob": vl.json_number(p), "status": s, "shown": f"{p:.4f}",
                          "note": f"✂ {s}" if series == after_name and p == 0 else ""})
     # The knobs change the bars, the notes and the title, never the layout: built once per
     # (tokens, titles), the layout costs a lookup per move (and stays the same text: ``live``).
@@ -255,15 +211,10 @@ def sample_histogram_chart(
     for series, values in ((observed_name, observed), (expected_name, expected)):
         for order, (token, v, c) in enumerate(zip(labels, values, counts)):
             v = float(v)
-            rows.append({"token": token, "series": series, "value": _value(v), "count": int(c), "shown": f"{v:.4f}",
+            rows.append({"token": token, "series": series, "value": vl.json_number(v), "count": int(c), "shown": f"{v:.4f}",
                          "order": order})
     layout = _histogram_layout(x_title, y_title, series_title, observed_name, expected_name, count_title)
     return {**layout, "title": title, "datasets": {TABLE: rows}}
-
-
-def _quoted(text: str) -> str:
-    """A string literal in a Vega expression, quoted as Altair writes ``alt.datum.x == text``."""
-    return repr(str(text))
 
 
 @lru_cache(maxsize=64)
@@ -280,10 +231,10 @@ def _histogram_layout(x_title: str, y_title: str, series_title: str, observed_na
     bars = {"mark": {"type": "bar", "opacity": 0.85},
             "encoding": {"color": color, "tooltip": tooltip, "x": x,
                          "y": _field("value", "quantitative", title=y_title)},
-            "transform": [{"filter": f"(datum.series === {_quoted(observed_name)})"}]}
+            "transform": [{"filter": f"(datum.series === {vl.quoted(observed_name)})"}]}
     ticks = {"mark": {"type": "tick", "size": 26, "thickness": 3},
              "encoding": {"color": color, "tooltip": tooltip, "x": x, "y": _field("value", "quantitative")},
-             "transform": [{"filter": f"(datum.series === {_quoted(expected_name)})"}]}
+             "transform": [{"filter": f"(datum.series === {vl.quoted(expected_name)})"}]}
     spec = _spec({"layer": [bars, ticks]}, [], title="", height=320)
     del spec["datasets"]
     return spec
@@ -313,7 +264,7 @@ def logit_lens_chart(
         for r in range(k):
             token, p = tokens[s][r], values[s][r]
             rows.append({
-                "stage": stage_labels[s], "rank": r + 1, "token": token, "prob": _value(p),
+                "stage": stage_labels[s], "rank": r + 1, "token": token, "prob": vl.json_number(p),
                 "shown": f"{p:.3f}", "cell": f"{token}\n{p:.2f}",
                 "is_final": highlight_token is not None and token == highlight_token,
             })
@@ -344,7 +295,7 @@ def final_token_by_stage_chart(
     rank_title: str,
 ) -> ChartSpec:
     """How probable the model's final answer already is after each stage."""
-    rows = [{"stage": stage, "prob": _value(p), "rank": int(r), "shown": f"{float(p):.4f}"}
+    rows = [{"stage": stage, "prob": vl.json_number(p), "rank": int(r), "shown": f"{float(p):.4f}"}
             for stage, p, r in zip(stage_labels, probs, ranks)]
     encoding = {
         "tooltip": [_tip("stage", x_title), _tip("shown", y_title), _tip("rank", rank_title, "quantitative")],
@@ -375,7 +326,7 @@ def timeline_chart(
     """One bar per generation step: the chosen token and the probability it had when drawn."""
     # Each step's token is written under its bar as the axis label ("3 ␣Paris"): rotated axis
     # labels never overlap (Vega drops some on a narrow screen), text above the bars did.
-    rows = [{"step": int(s), "token": tok, "prob": _value(p), "alternatives": alt_text, "shown": f"{float(p):.4f}",
+    rows = [{"step": int(s), "token": tok, "prob": vl.json_number(p), "alternatives": alt_text, "shown": f"{float(p):.4f}",
              "tick": f"{int(s)} {tok}"} for s, tok, p, alt_text in zip(steps, tokens, probs, alternatives)]
     encoding = {
         "tooltip": [_tip("step", x_title, "ordinal"), _tip("token", token_title), _tip("shown", y_title),
@@ -390,7 +341,7 @@ def timeline_chart(
 def top5_chart(labels: Sequence[str], probs: Sequence[float], chosen: str, *, title: str, x_title: str,
                y_title: str, chosen_title: str, chosen_name: str, other_name: str) -> ChartSpec:
     """The five most probable tokens of one step; the one drawn is coloured differently."""
-    rows = [{"token": tok, "prob": _value(p), "kind": chosen_name if tok == chosen else other_name,
+    rows = [{"token": tok, "prob": vl.json_number(p), "kind": chosen_name if tok == chosen else other_name,
              "shown": f"{float(p):.4f}"} for tok, p in zip(labels, probs)]
     y = _field("token", "nominal", axis={"labelLimit": 160}, sort=list(labels), title=y_title)
     x = _field("prob", "quantitative", axis={"values": list(PROB_TICKS)}, scale={"domain": [0, 1]}, title=x_title)
@@ -413,7 +364,7 @@ def two_series_line_chart(
     log_scale: bool = False,
 ) -> ChartSpec:
     """Lines over generation steps (e.g. K/V projections or milliseconds, with vs without cache)."""
-    rows = [{"step": int(s), "series": name, "value": _value(v), "shown": format(float(v), value_format)}
+    rows = [{"step": int(s), "series": name, "value": vl.json_number(v), "shown": format(float(v), value_format)}
             for name, values in series.items() for s, v in zip(steps, values)]
     names = list(series)
     encoding = {
@@ -462,7 +413,7 @@ def cache_length_chart(
     if show_values:
         layers.append({"mark": {"type": "text", "fontSize": 11},
                        "encoding": {"color": {"value": "#111111"}, "text": _field("shown", "nominal"), "x": x, "y": y}})
-    spec = {"config": {"view": dict(_CONFIG["view"])}, "data": dict(_TABLE_REF), "layer": layers, "title": title,
+    spec = {"config": vl.base_config(font=False), "data": dict(_TABLE_REF), "layer": layers, "title": title,
             "$schema": VEGA_LITE_SCHEMA, "datasets": {TABLE: rows}}
     return spec
 
@@ -526,7 +477,7 @@ def kv_variants_chart(
 ) -> ChartSpec:
     """Total cache size for MHA, GQA and MQA (bars in GB, decimal) with the exact size written on."""
     gb = [b / 1e9 for b in total_bytes]
-    rows = [{"kind": k, "gb": _value(g), "shown": s, "detail": d} for k, g, s, d in zip(kinds, gb, shown, details)]
+    rows = [{"kind": k, "gb": vl.json_number(g), "shown": s, "detail": d} for k, g, s, d in zip(kinds, gb, shown, details)]
     # The labels ("MHA (40 KV)", "MHA（40 个 KV 头）") are short: never cut them with "…".
     y = _field("kind", "nominal", axis={"labelLimit": 400}, sort=list(kinds), title=y_title)
     x = _field("gb", "quantitative", scale={"domain": [0, max(1e-12, max(gb)) * 1.3]}, title=x_title)
@@ -553,7 +504,7 @@ def kv_growth_chart(
     The size is proportional to the context, so every variant is a straight line of slope 1;
     more KV heads shift the line up (parallel), they do not make it steeper.
     """
-    rows = [{"tokens": int(n), "series": name, "gb": _value(b / 1e9), "shown": s}
+    rows = [{"tokens": int(n), "series": name, "gb": vl.json_number(b / 1e9), "shown": s}
             for name in series for n, b, s in zip(contexts, series[name], shown[name])]
     names = list(series)
     encoding = {

@@ -12,10 +12,9 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import altair as alt
 import numpy as np
-import pandas as pd
 
+from ui.charts import vl
 from ui.charts.common import wrap_title
 from ui.charts.vectors import matrix_chart, matrix_heatmap_vega
 
@@ -39,7 +38,7 @@ def waves(
     series_title: str,
     series_label: str,
     period_title: str,
-) -> alt.Chart:
+) -> vl.Spec:
     """PE value against position for the chosen pairs (sin dimension 2k solid, cos 2k+1 dashed).
 
     ``series_label`` is a format string with {dim}, {fn} and {k}, e.g. "dim {dim} ({fn}, pair {k})".
@@ -47,28 +46,22 @@ def waves(
     Example: waves(table, [0, 3], periods, title="t", x_title="pos", y_title="PE", series_title="s", series_label="dim {dim} ({fn}, pair {k})", period_title="period")
     """
     n_pos = table.shape[0]
-    frames = []
+    rows = []
     for k in pairs:
         for offset, fn in ((0, "sin"), (1, "cos")):
             dim = 2 * k + offset
-            frames.append(pd.DataFrame({
-                "position": np.arange(n_pos),
-                "value": table[:, dim],
-                "series": series_label.format(dim=dim, fn=fn, k=k),
-                "fn": fn,
-                "period": f"{periods[k]:.1f}",
-            }))
-    frame = pd.concat(frames, ignore_index=True)
-    order = list(dict.fromkeys(frame["series"]))
-    return alt.Chart(frame).mark_line(point=n_pos <= 64).encode(
-        x=alt.X("position:Q", title=x_title),
-        y=alt.Y("value:Q", title=y_title, scale=alt.Scale(domain=[-1.05, 1.05])),
-        color=alt.Color("series:N", title=series_title, sort=order, legend=alt.Legend(labelLimit=260)),
-        strokeDash=alt.StrokeDash("fn:N", legend=None,
-                                  scale=alt.Scale(domain=["sin", "cos"], range=[[1, 0], [6, 4]])),
-        tooltip=[alt.Tooltip("series:N", title=series_title), alt.Tooltip("position:Q", title=x_title),
-                 alt.Tooltip("value:Q", format=".4f", title=y_title), alt.Tooltip("period:N", title=period_title)],
-    ).properties(title=title, height=320)
+            series, period = series_label.format(dim=dim, fn=fn, k=k), f"{periods[k]:.1f}"
+            rows += [{"position": position, "value": vl.json_number(value), "series": series, "fn": fn,
+                      "period": period} for position, value in enumerate(table[:, dim].tolist())]
+    order = list(dict.fromkeys(row["series"] for row in rows))
+    body = {"mark": {"type": "line", "point": n_pos <= 64}, "encoding": {
+        "color": vl.field("series", "nominal", legend={"labelLimit": 260}, sort=order, title=series_title),
+        "strokeDash": vl.field("fn", "nominal", legend=None, scale=vl.scale(["sin", "cos"], [[1, 0], [6, 4]])),
+        "tooltip": [vl.tooltip("series", series_title), vl.tooltip("position", x_title, "quantitative"),
+                    vl.tooltip("value", y_title, "quantitative", format=".4f"), vl.tooltip("period", period_title)],
+        "x": vl.field("position", "quantitative", title=x_title),
+        "y": vl.field("value", "quantitative", scale={"domain": [-1.05, 1.05]}, title=y_title)}}
+    return vl.spec(body, {vl.TABLE: rows}, title=title, height=320, data=vl.TABLE, autosized=False)
 
 
 def frequency_chart(
@@ -79,20 +72,22 @@ def frequency_chart(
     x_title: str,
     y_title: str,
     period_title: str,
-) -> alt.Chart:
+) -> vl.Spec:
     """Radians per position of each rotation pair on a log axis (RoPE's θ_i): a straight line,
     because θ_i = base^(−2i/d) falls by the same factor from one pair to the next.
 
     Example: frequency_chart([1.0, 0.01], [6.28, 628.3], title="t", x_title="pair", y_title="θ", period_title="period")
     """
-    frame = pd.DataFrame({"pair": np.arange(len(values)), "theta": list(values), "period": list(periods)})
-    return alt.Chart(frame).mark_line(point=alt.OverlayMarkDef(size=60, filled=True)).encode(
-        x=alt.X("pair:Q", title=x_title, axis=alt.Axis(tickMinStep=1),
-                scale=alt.Scale(domain=[0, max(1, len(values) - 1)], nice=False)),
-        y=alt.Y("theta:Q", title=y_title, scale=alt.Scale(type="log")),
-        tooltip=[alt.Tooltip("pair:Q", title=x_title), alt.Tooltip("theta:Q", format=".6f", title=y_title),
-                 alt.Tooltip("period:Q", format=",.1f", title=period_title)],
-    ).properties(title=title, height=260)
+    rows = [{"pair": pair, "theta": vl.json_number(theta), "period": vl.json_number(period)}
+            for pair, (theta, period) in enumerate(zip(values, periods))]
+    body = {"mark": {"type": "line", "point": {"filled": True, "size": 60}}, "encoding": {
+        "tooltip": [vl.tooltip("pair", x_title, "quantitative"),
+                    vl.tooltip("theta", y_title, "quantitative", format=".6f"),
+                    vl.tooltip("period", period_title, "quantitative", format=",.1f")],
+        "x": vl.field("pair", "quantitative", axis={"tickMinStep": 1},
+                      scale={"domain": [0, max(1, len(values) - 1)], "nice": False}, title=x_title),
+        "y": vl.field("theta", "quantitative", scale={"type": "log"}, title=y_title)}}
+    return vl.spec(body, {vl.TABLE: rows}, title=title, height=260, data=vl.TABLE, autosized=False)
 
 
 @dataclass(frozen=True)
@@ -121,7 +116,7 @@ ROTATION_PANEL_PX = 210  # each 2-D picture is square: one unit is as long acros
 ROTATION_COLUMNS = 2  # four pictures as a 2 × 2 grid: ~600 px wide, readable from a phone to a projector
 
 
-def rotation_panels_vega(panels: Sequence[PairPanel], *, text: RotationText) -> dict:
+def rotation_panels_vega(panels: Sequence[PairPanel], *, text: RotationText) -> vl.Spec:
     """Side-by-side 2-D pictures: q and k before (faint, dashed) and after rotation (solid arrows).
 
     One square picture per pair, each with its own range (the pair's longer vector, plus 15 %)
@@ -139,31 +134,26 @@ def rotation_panels_vega(panels: Sequence[PairPanel], *, text: RotationText) -> 
             # Vega turns a symbol clockwise from pointing up, on a screen whose y runs down.
             rows.append({"panel": index, "series": name, "x": vx, "y": vy, "zero": 0.0,
                          "angle": math.degrees(math.atan2(vx, vy)) % 360.0, "rotated": attr.endswith("_rotated")})
-    frame = pd.DataFrame(rows, columns=["panel", "series", "x", "y", "zero", "angle", "rotated"])
     # Colour and dash follow the series: Vega-Lite merges them into one legend whose four symbols
     # look like the four arrows. The vectors before rotation are also fainter.
-    series = {"field": "series", "legend": {"orient": "bottom", "title": None, "columns": 2, "labelLimit": 260},
-              "sort": names, "type": "nominal"}
-    colour = {**series, "scale": {"domain": names, "range": [Q_COLOUR, K_COLOUR] * 2}}
-    dash = {**series, "scale": {"domain": names, "range": [[6, 4], [6, 4], [1, 0], [1, 0]]}}
-    opacity = {"condition": {"test": "datum.rotated", "value": 1.0}, "value": 0.5}
-    tooltip = [{"field": "series", "title": " ", "type": "nominal"},
-               {"field": "x", "format": ".3f", "title": text.axis_even, "type": "quantitative"},
-               {"field": "y", "format": ".3f", "title": text.axis_odd, "type": "quantitative"}]
+    series = vl.field("series", "nominal", legend={"orient": "bottom", "title": None, "columns": 2, "labelLimit": 260},
+                      sort=names)
+    colour = {**series, "scale": vl.scale(names, [Q_COLOUR, K_COLOUR] * 2)}
+    dash = {**series, "scale": vl.scale(names, [[6, 4], [6, 4], [1, 0], [1, 0]])}
+    opacity = vl.condition("datum.rotated", 1.0, 0.5)
+    tooltip = [vl.tooltip("series", " "), vl.tooltip("x", text.axis_even, "quantitative", format=".3f"),
+               vl.tooltip("y", text.axis_odd, "quantitative", format=".3f")]
     pictures = []
     for index, panel in enumerate(panels):
         reach = max(float(np.linalg.norm(panel.q)), float(np.linalg.norm(panel.k)), 1e-9) * 1.15
         axis_scale = {"domain": [-reach, reach], "nice": False, "zero": False}
-        x = {"field": "x", "scale": axis_scale, "title": text.axis_even, "type": "quantitative"}
-        y = {"field": "y", "scale": axis_scale, "title": text.axis_odd, "type": "quantitative"}
+        x = vl.field("x", "quantitative", scale=axis_scale, title=text.axis_even)
+        y = vl.field("y", "quantitative", scale=axis_scale, title=text.axis_odd)
         arrows = {"mark": {"type": "rule", "strokeWidth": 3}, "encoding": {
             "color": colour, "opacity": opacity, "strokeDash": dash, "tooltip": tooltip,
-            "x": {"field": "zero", "scale": axis_scale, "title": text.axis_even, "type": "quantitative"},
-            "x2": {"field": "x"},
-            "y": {"field": "zero", "scale": axis_scale, "title": text.axis_odd, "type": "quantitative"},
-            "y2": {"field": "y"}}}
+            "x": {**x, "field": "zero"}, "x2": {"field": "x"}, "y": {**y, "field": "zero"}, "y2": {"field": "y"}}}
         heads = {"mark": {"type": "point", "filled": True, "shape": "triangle-up", "size": 110}, "encoding": {
-            "angle": {"field": "angle", "scale": None, "type": "quantitative"},
+            "angle": vl.field("angle", "quantitative", scale=None),
             "color": colour, "opacity": opacity, "tooltip": tooltip, "x": x, "y": y}}
         pictures.append({
             "transform": [{"filter": f"datum.panel == {index}"}],
@@ -172,7 +162,7 @@ def rotation_panels_vega(panels: Sequence[PairPanel], *, text: RotationText) -> 
             "title": {"text": wrap_title(panel.subtitle, 24), "fontSize": 12},
         })
     return {"data": {"name": "rotation"}, "concat": pictures, "columns": min(ROTATION_COLUMNS, max(1, len(panels))),
-            "spacing": 28, "title": text.title, "$schema": alt.SCHEMA_URL, "datasets": {"rotation": frame}}
+            "spacing": 28, "title": text.title, "$schema": vl.SCHEMA_URL, "datasets": {"rotation": rows}}
 
 
 def score_by_offset(
@@ -184,33 +174,28 @@ def score_by_offset(
     y_title: str,
     series_title: str,
     series_label: str,
-) -> alt.Chart:
+) -> vl.Spec:
     """q·k against the offset m − n, one line per query position m; RoPE makes the lines coincide.
 
     ``series_label`` has a {m} placeholder. Offsets that do not exist (key before 0) are skipped.
 
     Example: score_by_offset(np.ones((2, 3)), [5, 9], title="t", x_title="Δ", y_title="q·k", series_title="m", series_label="m = {m}")
     """
-    rows = []
-    for row, m in enumerate(query_positions):
-        for delta, value in enumerate(scores[row]):
-            if math.isfinite(float(value)):
-                rows.append({"offset": delta, "score": float(value), "series": series_label.format(m=m)})
-    frame = pd.DataFrame(rows, columns=["offset", "score", "series"])
     order = [series_label.format(m=m) for m in query_positions]
-    colour = alt.Color("series:N", title=series_title, sort=order,
-                       scale=alt.Scale(domain=order, range=list(SERIES_COLOURS[: len(order)])))
-    tooltip = [alt.Tooltip("series:N", title=series_title), alt.Tooltip("offset:Q", title=x_title),
-               alt.Tooltip("score:Q", format=".4f", title=y_title)]
+    colour = vl.field("series", "nominal", scale=vl.scale(order, SERIES_COLOURS[: len(order)]), sort=order,
+                      title=series_title)
+    tooltip = [vl.tooltip("series", series_title), vl.tooltip("offset", x_title, "quantitative"),
+               vl.tooltip("score", y_title, "quantitative", format=".4f")]
+    encoding = {"color": colour, "tooltip": tooltip, "x": vl.field("offset", "quantitative", title=x_title),
+                "y": vl.field("score", "quantitative", title=y_title)}
     # One layer per curve, thick and solid first, then thinner and dashed: when the curves
     # coincide exactly (RoPE), every one of them still shows.
-    layers = []
-    for index, label in enumerate(order):
-        style = LINE_STYLES[index % len(LINE_STYLES)]
-        layers.append(
-            alt.Chart(frame[frame["series"] == label]).mark_line(
-                strokeWidth=style[0], strokeDash=style[1], point=alt.OverlayMarkDef(size=style[2])
-            ).encode(x=alt.X("offset:Q", title=x_title), y=alt.Y("score:Q", title=y_title), color=colour,
-                     tooltip=tooltip)
-        )
-    return alt.layer(*layers).properties(title=title, height=320)
+    layers, datasets = [], {}
+    for index, (label, line) in enumerate(zip(order, np.asarray(scores, dtype=float).tolist())):
+        name = f"series-{index}"
+        datasets[name] = [{"offset": delta, "score": value, "series": label}
+                          for delta, value in enumerate(line) if math.isfinite(value)]
+        width, dash, point = LINE_STYLES[index % len(LINE_STYLES)]
+        layers.append({"data": {"name": name}, "encoding": encoding,
+                       "mark": {"type": "line", "point": {"size": point}, "strokeDash": dash, "strokeWidth": width}})
+    return vl.spec({"layer": layers}, datasets, title=title, height=320, autosized=False)
