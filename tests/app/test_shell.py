@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from tests.app.conftest import assert_clean, open_page, overview_svg, overview_svg_texts
 from ui import nav
+from ui.i18n import translate
 
 
 def test_overview_renders(lang: str) -> None:
@@ -16,13 +17,13 @@ def test_overview_renders(lang: str) -> None:
 
 def test_sidebar_widgets_exist() -> None:
     at = open_page(None)
+    in_sidebar = {getattr(w, "key", None) for w in _sidebar_widgets(at)}
     for key in ("w_lang", "w_preset_en", "w_prompt", "w_model", "w_seed"):
-        assert at.sidebar.get("selectbox") or True  # sidebar present
-        assert any(getattr(w, "key", None) == key for w in _all_widgets(at)), key
+        assert key in in_sidebar, (key, sorted(k for k in in_sidebar if k))
 
 
-def _all_widgets(at):
-    return [*at.selectbox, *at.text_area, *at.number_input]
+def _sidebar_widgets(at):
+    return [*at.sidebar.selectbox, *at.sidebar.text_area, *at.sidebar.number_input]
 
 
 def test_overview_diagram_shows_the_live_prompt() -> None:
@@ -38,9 +39,10 @@ def test_language_and_prompt_survive_a_page_change() -> None:
     at.text_area(key="w_prompt").set_value("日本的首都是").run()
     assert at.session_state["lang"] == "zh"
     existing = [p for _, ps in nav.existing_sections() for p in ps if p.path != "app.py"]
-    if existing:
-        at.switch_page(existing[0].path).run()
-        assert_clean(at)
+    assert existing, "no page besides the Overview to change to"
+    at.switch_page(existing[0].path).run()
+    assert_clean(at)
+    assert translate(f"{existing[0].page_id}.title", "zh") in at.title[0].value  # the switch happened, in 中文
     assert at.session_state["lang"] == "zh"
     assert at.session_state["prompt"] == "日本的首都是"
     assert at.text_area(key="w_prompt").value == "日本的首都是"
@@ -70,9 +72,10 @@ def test_html_in_the_prompt_is_not_rendered_as_html() -> None:
 
 
 def test_every_existing_page_renders_in_both_languages(lang: str) -> None:
-    for _, pages in nav.existing_sections():
-        for page in pages:
-            if page.path == "app.py":
-                continue
-            at = open_page(page.path.removeprefix("pages/").removesuffix(".py"), lang=lang)
-            assert_clean(at)
+    declared = [page for _, pages in nav.SECTIONS for page in pages if page.path != "app.py"]
+    assert len(declared) >= 10, [p.page_id for p in declared]
+    assert [p for _, ps in nav.existing_sections() for p in ps if p.path != "app.py"] == declared  # none missing
+    for page in declared:
+        at = open_page(page.path.removeprefix("pages/").removesuffix(".py"), lang=lang)
+        assert_clean(at)
+        assert translate(f"{page.page_id}.title", lang) in at.title[0].value, page.page_id

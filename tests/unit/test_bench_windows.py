@@ -43,7 +43,9 @@ def test_samples_taken_as_the_bench_takes_them_give_every_full_slice_its_cpu() -
     times = [0.02 + i * every for i in range(int(180 / every) + 1)]
     samples = [(t, 2.0 * t, 0.5 * t) for t in times]  # server at 200 %, client at 50 % of a core
     stats = Stats(latencies=[0.1, 0.1, 0.1], finished_at=[10.0, 70.0, 130.0])
-    for line in window_lines(stats, 0.0, 60.0, samples):
+    lines = window_lines(stats, 0.0, 60.0, samples)
+    assert len(lines) == 3, lines
+    for line in lines:
         assert line.endswith("server CPU  200 %  client CPU   50 %"), line
 
 

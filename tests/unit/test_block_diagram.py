@@ -66,7 +66,10 @@ def test_boxes_are_wide_enough_for_their_text() -> None:
     labels = {k: "多头注意力 Multi-head attention" for k in KEYS} | {"skip": "残差"}
     svg = layer_svg(labels, {k: "4 个头 · 12×12" for k in KEYS}, {})
     root = ET.fromstring(svg)
+    checked = 0
     for group in [*root.iter(SVG + "g"), *root.iter(SVG + "a")]:
         rect = group.find(SVG + "rect")
         for text in group.findall(SVG + "text") if rect is not None else ():
             assert text_width(text.text, float(text.get("font-size"))) <= float(rect.get("width"))
+            checked += 1
+    assert checked >= len(KEYS), checked  # every box's label was measured, not none

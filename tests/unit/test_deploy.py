@@ -96,8 +96,12 @@ def test_dockerfile_builds_offline_and_checks_health() -> None:
     assert re.search(r"pip install .*--no-index .*-r requirements.txt", text)
     assert "HEALTHCHECK" in text and HEALTH in text
     assert "scripts/run_app.py" in text
-    for folder in ("core/", "ui/", "pages/", "assets/"):
-        assert f"COPY {folder}" in text
+    # every package the app imports (each top-level folder with an __init__.py but the tests and
+    # benches), its pages and assets: a new package left out would fail only inside the container
+    packages = sorted(p.parent.name + "/" for p in ROOT.glob("*/__init__.py") if p.parent.name not in ("tests", "bench"))
+    assert {"core/", "serving/", "ui/"} <= set(packages), packages
+    for folder in (*packages, "pages/", "assets/"):
+        assert f"COPY {folder}" in text, folder
 
 
 @pytest.mark.parametrize("name", ["deploy/haproxy.cfg"])

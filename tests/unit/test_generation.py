@@ -86,6 +86,7 @@ def test_step_reports_counts_cache_lengths_and_top5() -> None:
 def test_greedy_follows_the_argmax_and_temperature_zero_is_deterministic() -> None:
     model = build_model(GPTConfig.tiny(), seed=6).eval()
     state, _ = generate(model, PROMPT, eos_id=None, settings=GenerationSettings(temperature=0, max_new_tokens=5))
+    assert len(state.generated_ids) == 5
     ids = list(PROMPT)
     for token in state.generated_ids:
         assert token == int(np.argmax(model.logits(ids)[-1]))

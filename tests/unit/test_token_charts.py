@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -25,8 +29,19 @@ def _layers(spec: dict) -> list[dict]:
 
 
 def test_same_token_same_colour() -> None:
-    assert chip_color("est") == chip_color("est")
-    assert chip_color("est").startswith("#")
+    """The same colour in every process (replicas, restarts): not Python's salted ``hash()``."""
+    tokens = ["est", "␣capital", "首都", "</w>"]
+    code = "import json, sys; from ui.charts.tokens import chip_color; print(json.dumps([chip_color(t) for t in json.loads(sys.argv[1])]))"
+    root = Path(__file__).resolve().parents[2]
+    seen = []
+    for seed in ("1", "2"):
+        run = subprocess.run([sys.executable, "-c", code, json.dumps(tokens)], cwd=root, capture_output=True,
+                             text=True, env={**os.environ, "PYTHONHASHSEED": seed}, timeout=120)
+        assert run.returncode == 0, run.stderr[-2000:]
+        seen.append(json.loads(run.stdout.strip().splitlines()[-1]))
+    here = [chip_color(t) for t in tokens]
+    assert seen[0] == seen[1] == here
+    assert all(c.startswith("#") for c in here)
 
 
 def test_shorten_respects_wide_characters() -> None:
