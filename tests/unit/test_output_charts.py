@@ -15,7 +15,6 @@ from altair.vegalite.v6.schema import load_schema
 
 import ui.charts.output as charts
 from ui.charts.common import heatmap, style_vega
-from ui.charts.spec import chart_spec
 
 GOLDEN = Path(__file__).resolve().parents[1] / "fixtures" / "output_chart_specs.json"
 
@@ -84,13 +83,17 @@ def test_the_cache_heat_map_is_the_common_heatmap(show_values: bool) -> None:
     args = (matrix, ["layer 0", "layer 1"], ["1", "2", "3"])
     kwargs = dict(title="T", x_title="step", y_title="layer", value_title="len", value_format=".0f",
                   show_values=show_values)
-    expected = chart_spec(heatmap(*args, **kwargs), validate=True)
-    (name,) = expected["datasets"]
-    rows = expected["datasets"].pop(name).to_dict(orient="records")
     ours = charts.cache_length_chart(*args, **kwargs)
-    assert _json({**ours, "datasets": {}}) == _json(expected).replace(name, "table")
-    assert ours["datasets"]["table"] == rows
+    assert _json(ours) == _json(heatmap(*args, **kwargs))
     validate_jsonschema(json.loads(json.dumps(ours)), load_schema())
+    assert [(r["row"], r["col"], r["value"], r["shown"]) for r in ours["datasets"]["table"][:4]] == [
+        ("layer 0", "1", 3.0, "3"), ("layer 0", "2", 4.0, "4"), ("layer 0", "3", 5.0, "5"), ("layer 1", "1", 3.0, "3")]
+    rect = ours["layer"][0]["encoding"]
+    assert rect["x"]["sort"] == ["1", "2", "3"] and rect["y"]["sort"] == ["layer 0", "layer 1"]
+    assert rect["color"]["condition"]["title"] == "len" and rect["color"]["value"] == "#9e9e9e"
+    assert len(ours["layer"]) == (2 if show_values else 1)
+    with pytest.raises(ValueError):
+        charts.cache_length_chart(np.array([[1.0, np.nan]]), ["a"], ["1", "2"], **kwargs)
 
 
 def test_user_text_stays_data_and_the_cached_layouts_are_not_changed() -> None:

@@ -173,3 +173,34 @@ def spec(body: Spec, datasets: dict[str, Rows], *, title: Any, height: Any = Non
     out["$schema"] = SCHEMA_URL
     out["datasets"] = datasets
     return out
+
+
+def hconcat(charts: Sequence[Spec], *, title: Any, spacing: int | None = None,
+            independent: Sequence[str] = ()) -> Spec:
+    """Finished charts side by side as one chart: each keeps its own data (renamed ``<name>-<i>``
+    so that two charts' datasets never collide), its size and title; ``independent`` channels
+    (e.g. ``("color",)``) get a scale per chart.
+
+    Example: hconcat([left, right], title="weights and shift", spacing=24, independent=("color",))
+    """
+    datasets: dict[str, Rows] = {}
+    children = []
+    for i, chart in enumerate(charts):
+        names = {name: f"{name}-{i}" for name in chart.get("datasets") or {}}
+        datasets.update({names[name]: rows for name, rows in (chart.get("datasets") or {}).items()})
+        child = {k: v for k, v in chart.items() if k not in ("config", "$schema", "datasets", "autosize")}
+        if "data" in child:
+            child["data"] = {"name": names[child["data"]["name"]]}
+        if "layer" in child:
+            child["layer"] = [{**layer, "data": {"name": names[layer["data"]["name"]]}} if "name" in layer.get("data", {})
+                              else layer for layer in child["layer"]]
+        children.append(child)
+    out: Spec = {"config": {"view": dict(VIEW)}, "hconcat": children}
+    if independent:
+        out["resolve"] = {"scale": {channel: "independent" for channel in independent}}
+    if spacing is not None:
+        out["spacing"] = spacing
+    out["title"] = title
+    out["$schema"] = SCHEMA_URL
+    out["datasets"] = datasets
+    return out
