@@ -399,76 +399,92 @@ def head_grid_spec(
         raise ValueError("one label per position and square patterns are needed")
     if len(subplot_titles) != n_layer * n_head or len(layer_names) != n_layer or len(head_names) != n_head:
         raise ValueError("one title per panel, one name per layer and one per head are needed")
-    below = np.tril(np.ones((n, n), dtype=bool))
-    shown = values[:, :, below]
-    finite = shown[np.isfinite(shown)]
-    if scores:
-        bound = float(np.abs(finite).max()) if finite.size else 1.0
-        bound = bound or 1.0
-        scale = {"domain": [-bound, bound], "reverse": True, "scheme": "redblue"}
-    else:
-        bound = 1.0
-        scale = {"domain": [0.0, 1.0], "scheme": {"name": "blues", "extent": [0.12, 1.0]}}
-    # The legend on top: at the side it took a phone's panels a third of their width.
+    scale, bound = _grid_scale(values, scores)
     image = grid_is_image(n_layer, n_head, n)
     pool = grid_pool_factor(n_layer, n_head, n) if image else 1
     if pool > 1:  # the page says so under the grid (grid_pool_factor)
         values = _pooled(values, pool, scores=scores)
-        n = values.shape[-1]
-        below = np.tril(np.ones((n, n), dtype=bool))
-    grid = GridLayout.of(n, n_layer, n_head)
+    grid = GridLayout.of(values.shape[-1], n_layer, n_head)
+    # The legend on top: at the side it took a phone's panels a third of their width.
     colour = {"field": "value", "scale": scale, "title": value_title, "type": "quantitative",
               "legend": {"orient": "top", "direction": "horizontal", "gradientLength": 220}}
-    # The grid's units as the plot's coordinates, row 0 at the top; the axes name the columns
-    # (heads, on top) and the rows (layers, written upwards on the left), once each.
-    step = n + grid.gap
-    x = {"axis": _names_axis([grid.x0(h) + n / 2 for h in range(n_head)], head_names, step, orient="top"),
-         "scale": {"domain": [0, grid.width], "nice": False, "zero": False}, "type": "quantitative"}
-    y = {"axis": _names_axis([grid.y0(l) + n / 2 for l in range(n_layer)], layer_names, step, labelAngle=270,
-                             labelAlign="center", labelBaseline="bottom"),
-         "scale": {"domain": [0, grid.height], "nice": False, "reverse": True, "zero": False}, "type": "quantitative"}
-    layers: list[dict] = []
-    if not image:
-        ll, hh, qq, kk = np.nonzero(np.broadcast_to(below, values.shape))
-        x0 = hh * step + kk
-        y0 = ll * step + qq
-        label_array = np.asarray(list(labels), dtype=object)
-        frame = pd.DataFrame({
-            "x": x0, "x2": x0 + 1, "y": y0, "y2": y0 + 1,
-            "head": np.asarray(list(subplot_titles), dtype=object)[ll * n_head + hh],
-            "query": label_array[qq], "key": label_array[kk],
-            "value": values[ll, hh, qq, kk],
-        })
-        frame = frame[np.isfinite(frame["value"].to_numpy())]
-        layers.append({"data": {"name": "cells"}, "mark": {"type": "rect", "strokeWidth": 0.4}, "encoding": {
-            "x": {**x, "field": "x"}, "x2": {"field": "x2"}, "y": {**y, "field": "y"}, "y2": {"field": "y2"},
-            "color": colour, "stroke": {**colour, "legend": None},  # a hairline: no seams between cells
-            "tooltip": [{"field": "head", "title": head_title, "type": "nominal"},
-                        {"field": "query", "title": y_title, "type": "nominal"},
-                        {"field": "key", "title": x_title, "type": "nominal"},
-                        {"field": "value", "format": ".4f", "title": value_title, "type": "quantitative"}]}})
-        datasets = {"cells": frame.reset_index(drop=True)}
+    x, y = _grid_axes(grid, layer_names, head_names)
+    if image:
+        layers, datasets = _grid_image_layers(values, grid, x, y, colour, scores=scores, bound=bound), {}
     else:
-        from ui.charts.heat_image import png_data_url
-
-        url = png_data_url(_grid_image(values, grid, scores=scores, bound=bound))
-        ends = [-bound, bound] if scores else [0.0, 1.0]
-        # The image over the whole plot; a hidden layer holds the axes' scales and the legend.
-        layers.append({"data": {"values": [{"url": url}]},
-                       "mark": {"type": "image", "align": "left", "baseline": "top", "aspect": False, "smooth": False,
-                                "width": {"expr": "width"}, "height": {"expr": "height"}},
-                       "encoding": {"url": {"field": "url", "type": "nominal"}, "x": {"value": 0}, "y": {"value": 0}}})
-        layers.append({"data": {"values": [{"x": 0, "y": 0, "value": ends[0]}, {"x": grid.width, "y": grid.height,
-                                                                                 "value": ends[1]}]},
-                       "mark": {"type": "point", "opacity": 0, "size": 0},
-                       "encoding": {"x": {**x, "field": "x"}, "y": {**y, "field": "y"}, "color": colour}})
-        datasets = {}
+        tips = [vl.tooltip("head", head_title), vl.tooltip("query", y_title), vl.tooltip("key", x_title),
+                vl.tooltip("value", value_title, "quantitative", format=".4f")]
+        layers, datasets = _grid_cell_layers(values, grid, labels, subplot_titles, x, y, colour, tips)
     spec: dict = {"layer": layers, "height": int(height or max(320, 190 * n_layer + 60)), "title": title,
-                  "view": {"stroke": None}, "resolve": {"legend": {"stroke": "independent"}}, "usermeta": {"embedOptions": {"renderer": "canvas"}},
-                  "$schema": vl.SCHEMA_URL}
+                  "view": {"stroke": None}, "resolve": {"legend": {"stroke": "independent"}},
+                  "usermeta": {"embedOptions": {"renderer": "canvas"}}, "$schema": vl.SCHEMA_URL}
     if datasets:
         spec["datasets"] = datasets
     return spec
+
+
+def _grid_scale(values: np.ndarray, scores: bool) -> tuple[dict, float]:
+    """The grid's colour scale and its bound: weights the blues over [0, 1]; scores the red-blue
+    scale over ± the largest |score| a query can see (the −∞ of the mask left out)."""
+    n = values.shape[-1]
+    shown = values[:, :, np.tril(np.ones((n, n), dtype=bool))]
+    finite = shown[np.isfinite(shown)]
+    if not scores:
+        return {"domain": [0.0, 1.0], "scheme": dict(SEQUENTIAL_BLUES)}, 1.0
+    bound = (float(np.abs(finite).max()) if finite.size else 1.0) or 1.0
+    return {"domain": [-bound, bound], "reverse": True, "scheme": "redblue"}, bound
+
+
+def _grid_axes(grid: GridLayout, layer_names: Sequence[str], head_names: Sequence[str]) -> tuple[dict, dict]:
+    """The grid's units as the plot's coordinates, row 0 at the top; the axes name the columns
+    (heads, on top) and the rows (layers, written upwards on the left), once each."""
+    n, step = grid.n, grid.n + grid.gap
+    x = {"axis": _names_axis([grid.x0(h) + n / 2 for h in range(grid.n_head)], head_names, step, orient="top"),
+         "scale": {"domain": [0, grid.width], "nice": False, "zero": False}, "type": "quantitative"}
+    y = {"axis": _names_axis([grid.y0(lay) + n / 2 for lay in range(grid.n_layer)], layer_names, step, labelAngle=270,
+                             labelAlign="center", labelBaseline="bottom"),
+         "scale": {"domain": [0, grid.height], "nice": False, "reverse": True, "zero": False}, "type": "quantitative"}
+    return x, y
+
+
+def _grid_cell_layers(values: np.ndarray, grid: GridLayout, labels: Sequence[str], subplot_titles: Sequence[str],
+                      x: dict, y: dict, colour: dict, tooltip: list[dict]) -> tuple[list[dict], dict]:
+    """One rectangle per visible cell (head, query, key and value on hover) and its table."""
+    n, step = grid.n, grid.n + grid.gap
+    ll, hh, qq, kk = np.nonzero(np.broadcast_to(np.tril(np.ones((n, n), dtype=bool)), values.shape))
+    x0, y0 = hh * step + kk, ll * step + qq
+    label_array = np.asarray(list(labels), dtype=object)
+    frame = pd.DataFrame({
+        "x": x0, "x2": x0 + 1, "y": y0, "y2": y0 + 1,
+        "head": np.asarray(list(subplot_titles), dtype=object)[ll * grid.n_head + hh],
+        "query": label_array[qq], "key": label_array[kk],
+        "value": values[ll, hh, qq, kk],
+    })
+    frame = frame[np.isfinite(frame["value"].to_numpy())]
+    cells = {"data": {"name": "cells"}, "mark": {"type": "rect", "strokeWidth": 0.4}, "encoding": {
+        "x": {**x, "field": "x"}, "x2": {"field": "x2"}, "y": {**y, "field": "y"}, "y2": {"field": "y2"},
+        "color": colour, "stroke": {**colour, "legend": None},  # a hairline: no seams between cells
+        "tooltip": tooltip}}
+    return [cells], {"cells": frame.reset_index(drop=True)}
+
+
+def _grid_image_layers(values: np.ndarray, grid: GridLayout, x: dict, y: dict, colour: dict, *, scores: bool,
+                       bound: float) -> list[dict]:
+    """The whole grid as one image over the plot, and a hidden layer that holds the axes' scales
+    and the colour legend."""
+    from ui.charts.heat_image import png_data_url
+
+    url = png_data_url(_grid_image(values, grid, scores=scores, bound=bound))
+    ends = [-bound, bound] if scores else [0.0, 1.0]
+    picture = {"data": {"values": [{"url": url}]},
+               "mark": {"type": "image", "align": "left", "baseline": "top", "aspect": False, "smooth": False,
+                        "width": {"expr": "width"}, "height": {"expr": "height"}},
+               "encoding": {"url": {"field": "url", "type": "nominal"}, "x": {"value": 0}, "y": {"value": 0}}}
+    scales = {"data": {"values": [{"x": 0, "y": 0, "value": ends[0]}, {"x": grid.width, "y": grid.height,
+                                                                         "value": ends[1]}]},
+              "mark": {"type": "point", "opacity": 0, "size": 0},
+              "encoding": {"x": {**x, "field": "x"}, "y": {**y, "field": "y"}, "color": colour}}
+    return [picture, scales]
 
 
 def _head_view_table(weights: np.ndarray, tokens: Sequence[str], query_pos: int,
