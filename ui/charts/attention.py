@@ -108,7 +108,7 @@ def value_matrix_spec(
                                  domain=domain)
     x_axis = {"labelAngle": 0, **({"labelLimit": cell_width - 6} if cell_width else {}), "orient": "top"}
 
-    def position() -> dict:  # a fresh copy per layer, as Altair writes them
+    def position() -> dict:  # a fresh copy per layer
         return {"x": {"axis": dict(x_axis), "field": "col", "sort": list(col_labels), "title": x_title, "type": "nominal"},
                 "y": {"field": "row", "sort": list(row_labels), "title": y_title, "type": "nominal"}}
 

@@ -41,7 +41,6 @@ LABEL_TEXT = "#76808f"  # value labels beside bars: readable on the light and th
 ChartSpec = dict[str, Any]  # a finished Vega-Lite spec with its data
 
 _TABLE_REF = {"name": TABLE}
-_SEQUENTIAL_BLUES = SEQUENTIAL_BLUES
 
 
 def _spec(body: dict[str, Any], rows: list[dict[str, Any]], *, title: Any, height: int, top_data: bool = True,
@@ -52,7 +51,7 @@ def _spec(body: dict[str, Any], rows: list[dict[str, Any]], *, title: Any, heigh
 
 
 def show(chart: ChartSpec | Any, width: str = "stretch", live: bool = False) -> None:
-    """Render a spec from this module (or any Altair chart, unvalidated) with Streamlit's theme.
+    """Render a spec from this module with Streamlit's theme.
 
     ``live=True`` for a chart a control redraws: its title and parameters travel as data, so the
     browser updates the chart it has instead of building a new one (``ui.charts.live``)."""
@@ -273,7 +272,7 @@ def logit_lens_chart(
     # "embedding (before block 0)" whole
     y = _field("stage", "nominal", axis={"labelLimit": 280}, sort=list(stage_labels), title=y_title)
     cells = {"mark": {"type": "rect", "stroke": RECOMPUTE_COLOR}, "encoding": {
-        "color": _field("prob", "quantitative", scale={"domain": [0, 1], "scheme": dict(_SEQUENTIAL_BLUES)},
+        "color": _field("prob", "quantitative", scale={"domain": [0, 1], "scheme": dict(SEQUENTIAL_BLUES)},
                         title=value_title),
         "strokeWidth": {"condition": {"test": "datum.is_final", "value": 3}, "value": 0},
         "tooltip": [_tip("stage", y_title), _tip("rank", x_title, "ordinal"), _tip("token", token_title),

@@ -32,7 +32,7 @@ SCHEMA_URL = "https://vega.github.io/schema/vega-lite/v6.4.1.json"
 # Chinese glyphs first, so a 中文 label never falls back to a box; Latin text reads the same.
 CJK_FONT = "Noto Sans CJK SC, Noto Sans SC, PingFang SC, Microsoft YaHei, sans-serif"
 
-# Vega-Lite's default view size (what Altair writes into every top-level spec).
+# Vega-Lite's default view size, written into every top-level spec.
 VIEW = {"continuousWidth": 300, "continuousHeight": 300}
 
 # Text written in a grid cell is cut ("…") to the cell's width on screen, so narrow cells on a
