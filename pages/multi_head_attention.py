@@ -7,7 +7,6 @@ Values come straight from the model's trace (``blocks.L.attn.hook_pattern`` and
 
 from __future__ import annotations
 
-import altair as alt
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -18,16 +17,16 @@ from core.lessons import head_analysis as ha
 from core.engine import names
 from ui.charts.attention import (
     HEAD_PICK,
-    attention_heatmap_spec,
+    attention_heatmap,
     grid_is_image,
     grid_pool_factor,
     head_grid_spec,
     head_picker,
     head_view_chart_spec,
     picked_head,
-    spec_of,
-    value_matrix,
+    value_matrix_spec,
 )
+from ui.charts.vl import hconcat
 from ui.i18n import t, translate
 from ui import state
 from ui.page import setup
@@ -79,7 +78,7 @@ def heatmap_spec(model_name: str, prompt: str, layer: int, head: int, show_score
     patterns, scores, _ = head_data(model_name, prompt)
     values = scores[layer, head] if show_scores else patterns[layer, head]
     kind = translate("multi_head_attention.kind.scores" if show_scores else "multi_head_attention.kind.weights", lang)
-    return attention_heatmap_spec(  # weights: the layout is shared by every head of this prompt
+    return attention_heatmap(  # weights: the layout is shared by every head of this prompt
         values, token_labels(model_name, prompt),
         title=translate("multi_head_attention.heatmap.title", lang, layer=layer, head=head, kind=kind),
         x_title=translate("multi_head_attention.axis.key", lang),
@@ -221,19 +220,19 @@ def coref_spec(weights: np.ndarray, shift: np.ndarray, rows: tuple[str, ...], co
                token: str, lang: str) -> dict:
     """Weights (blue, 0–1) next to each head's shift (red/blue around 0): two scales, one chart."""
     y_title = translate("multi_head_attention.coref.axis.y", lang)
-    left = value_matrix(
+    left = value_matrix_spec(
         weights, list(rows), list(columns), title=translate("multi_head_attention.kind.weights", lang),
         x_title=translate("multi_head_attention.coref.axis.x", lang), y_title=y_title,
         value_title=translate("multi_head_attention.kind.weights", lang), value_format=".2f", diverging=False,
         domain=(0.0, 1.0), cell=30, cell_width=135,  # "sweet → apple" whole, even in presenter mode
     )
     shift_name = translate("multi_head_attention.coref.shift_col", lang)
-    right = value_matrix(
+    right = value_matrix_spec(
         shift[:, None], list(rows), [shift_name], title=shift_name, x_title=" ", y_title=y_title,
         value_title=shift_name, value_format="+.2f", diverging=True, cell=30, cell_width=90,
     )
-    return spec_of(alt.hconcat(left, right, spacing=24).resolve_scale(color="independent").properties(
-        title=translate("multi_head_attention.coref.chart", lang, token=token)))
+    return hconcat([left, right], title=translate("multi_head_attention.coref.chart", lang, token=token), spacing=24,
+                   independent=("color",))
 
 
 def coref_table(model_name: str, pair_key: str, n_head: int) -> tuple[list[str], list[str], np.ndarray, np.ndarray, str]:

@@ -13,10 +13,6 @@ if str(ROOT) not in sys.path:
 # Tests always run on the CPU so results match CI, whatever the machine has.
 os.environ.setdefault("TOKEN_JOURNEY_DEVICE", "cpu")
 
-# Chart specs are validated against the Vega-Lite schema while testing (a served page skips
-# the validation for speed: ui.charts.attention.spec_of).
-os.environ.setdefault("TOKEN_JOURNEY_VALIDATE_SPECS", "1")
-
 # Property tests are derandomized: the same examples on every run, so CI is never red by
 # chance (a failing example found once stays found, in every run).
 from hypothesis import settings as _hypothesis_settings

@@ -1,21 +1,19 @@
-"""The attention pages' charts written as Vega-Lite dicts (the head view's and the weights heat
-map's cached layouts, the head picker) are the specs Altair wrote for them, and valid Vega-Lite."""
+"""The attention pages' charts (Vega-Lite dicts): the head view, the weights and scores heat maps,
+the numbered matrices, the head picker, the √d_k charts and the all-heads grid; what each shows,
+and that each is valid Vega-Lite."""
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
 
-import altair as alt
 import numpy as np
-import pandas as pd
 import pytest
 from altair.utils.schemapi import validate_jsonschema
 from altair.vegalite.v6.schema import load_schema
 
 import ui.charts.attention as charts
-from ui.charts.attention import HEAD_PICK, attention_heatmap, head_picker, head_view_chart, spec_of
+from ui.charts.attention import HEAD_PICK, attention_heatmap, head_picker, head_view_chart_spec
 
 
 def _without_data(spec: dict) -> dict:
@@ -26,24 +24,84 @@ def _valid(spec: dict) -> None:
     validate_jsonschema(json.loads(json.dumps(_without_data(spec), default=str)), load_schema())
 
 
+def _rows(spec: dict, name: str | None = None) -> list[dict]:
+    data = spec["datasets"][name] if name else next(iter(spec["datasets"].values()))
+    return data.to_dict(orient="records") if hasattr(data, "to_dict") else list(data)
+
+
 @pytest.mark.parametrize(("n", "n_head"), [(1, 1), (7, 4), (12, 6), (40, 2)])
-def test_the_head_view_layout_is_the_altair_spec(n: int, n_head: int) -> None:
-    names = tuple(f"头 {h}" for h in range(n_head))  # translated head names
+def test_the_head_view_has_a_panel_per_head_and_a_line_per_visible_key(n: int, n_head: int) -> None:
+    names = [f"头 {h}" for h in range(n_head)]  # translated head names
     titles = dict(weight_title="weight", query_side="query 'q'", key_side="key", head_title="head")
-    built = spec_of(head_view_chart(np.zeros((n_head, n)), ["·"] * n, 0, names, title="", **titles))
-    layout = charts._head_view_layout.__wrapped__(n, names, *titles.values())
-    assert layout == _without_data(built)
-    _valid(layout)
+    weights = np.full((n_head, n), 1.0 / n)
+    spec = head_view_chart_spec(weights, ["·"] * n, n - 1, names, title="T", **titles)
+    _valid(spec)
+    assert spec["title"] == "T" and spec["columns"] == min(4, n_head)
+    assert spec["facet"]["field"] == "head" and spec["facet"]["sort"] == names
+    lines, left, right = spec["spec"]["layer"]
+    assert spec["spec"]["height"] == max(160, 18 * n) and spec["spec"]["width"] == 190
+    colour = lines["encoding"]["color"]
+    assert colour["scale"] == {"domain": names, "range": [charts.HEAD_COLOURS[h % 10] for h in range(n_head)]}
+    assert [(t["field"], t["title"]) for t in lines["encoding"]["tooltip"]] == [
+        ("head", "head"), ("query", "query 'q'"), ("key", "key"), ("shown", "weight")]
+    assert lines["encoding"]["strokeWidth"]["scale"] == {"domain": [0, 1], "range": [0.3, 7]}
+    assert lines["encoding"]["y"]["scale"] == {"domain": [-0.5, n - 0.5], "reverse": True}
+    assert left["mark"]["align"] == "right" and right["mark"]["align"] == "left"
+    assert left["encoding"]["color"]["condition"] == {"test": "datum.is_query", "value": charts.QUERY_INK}
+    rows = _rows(spec)
+    line_rows = [r for r in rows if r["kind"] == "line"]
+    assert len(line_rows) == n_head * n and {r["shown"] for r in line_rows} == {f"{1.0 / n:.4f}"}
+    assert sum(r["kind"] == "token" for r in rows) == n_head * n
+    again = head_view_chart_spec(weights * 0, ["·"] * n, 0, names, title="U", **titles)
+    assert again["facet"] is spec["facet"]  # the layout is built once per length, heads and titles
 
 
 @pytest.mark.parametrize(("n", "cell"), [(1, None), (24, None), (25, None), (33, None), (100, None), (5, 20)])
-def test_the_weights_heat_map_layout_is_the_altair_spec(n: int, cell: int | None) -> None:
-    labels = tuple(f"{i}·<t{i}>" for i in range(n))
-    built = spec_of(attention_heatmap(np.zeros((n, n)), list(labels), title="", x_title="key", y_title="query",
-                                      value_title="weight", masked_text="masked", cell=cell))
-    layout = charts._attention_layout.__wrapped__(labels, "key", "query", "weight", "masked", ".4f", cell)
-    assert layout == _without_data(built)
-    _valid(layout)
+def test_the_weights_heat_map_shows_every_token_on_both_axes(n: int, cell: int | None) -> None:
+    labels = [f"{i}·<t{i}>" for i in range(n)]
+    weights = np.tril(np.ones((n, n))) / np.arange(1, n + 1)[:, None]
+    spec = attention_heatmap(weights, labels, title="T", x_title="key", y_title="query", value_title="weight",
+                             masked_text="masked", cell=cell)
+    _valid(spec)
+    enc = spec["encoding"]
+    assert spec["title"] == "T" and spec["mark"] == {"type": "rect"}
+    assert enc["x"]["sort"] == labels and enc["y"]["sort"] == labels
+    assert (enc["x"]["title"], enc["y"]["title"], enc["color"]["title"]) == ("key", "query", "weight")
+    assert enc["x"]["axis"]["labelFontSize"] == (12 if n <= 24 else 9) and enc["x"]["axis"]["labelAngle"] == -60
+    assert enc["y"]["axis"]["labelOverlap"] is (n > 32)
+    step = cell or int(min(36, max(9, 600 // n)))
+    assert spec["width"] == spec["height"] == {"step": step}
+    assert enc["color"]["scale"] == {"domain": [0, 1], "scheme": {"name": "blues", "extent": [0.12, 1.0]}}
+    assert enc["color"]["condition"] == {"test": "datum.masked", "value": charts.MASKED_GREY}
+    assert [(t["field"], t["title"]) for t in enc["tooltip"]] == [("query", "query"), ("key", "key"), ("shown", "weight")]
+    rows = _rows(spec)
+    assert len(rows) == n * n
+    last = rows[-1]
+    assert (last["query"], last["key"], last["shown"], last["masked"]) == (labels[-1], labels[-1], f"{1 / n:.4f}", False)
+    if n > 1:
+        assert rows[1]["masked"] and rows[1]["shown"] == "masked"  # query 0 may not see key 1
+
+
+def test_the_scores_heat_map_is_red_blue_over_the_largest_visible_score() -> None:
+    scores = np.array([[1.5, -np.inf], [-3.0, 2.0]])
+    spec = attention_heatmap(scores, ["a", "b"], title="T", x_title="k", y_title="q", value_title="score",
+                             masked_text="masked", scores=True, value_format=".2f")
+    _valid(spec)
+    assert spec["encoding"]["color"]["scale"] == {"domain": [-3.0, 3.0], "reverse": True, "scheme": "redblue"}
+    assert [r["shown"] for r in _rows(spec)] == ["1.50", "−∞", "-3.00", "2.00"]
+
+
+def test_a_long_prompt_heat_map_sends_the_visible_triangle_with_token_lookups() -> None:
+    n = charts.DENSE_HEATMAP_MAX + 10
+    weights = np.tril(np.full((n, n), 0.25))
+    spec = attention_heatmap(weights, [f"t{i}" for i in range(n)], title="T", x_title="k", y_title="q",
+                             value_title="w", masked_text="m")
+    _valid(spec)
+    assert len(spec["datasets"]["cells"]) == n * (n + 1) // 2 and spec["data"] == {"name": "cells"}
+    assert [t["as"] for t in spec["transform"]] == [["query"], ["key"]]
+    assert all(t["from"]["data"]["name"] == "labels" for t in spec["transform"])
+    assert spec["config"]["view"]["fill"] == charts.MASKED_GREY  # the masked triangle is the background
+    assert spec["encoding"]["tooltip"][2] == {"field": "value", "title": "w", "type": "quantitative", "format": ".4f"}
 
 
 MATRIX_CASES = [
@@ -56,63 +114,93 @@ MATRIX_CASES = [
 
 
 @pytest.mark.parametrize(("matrix", "options"), MATRIX_CASES)
-def test_the_numbered_matrix_is_the_altair_spec(matrix: np.ndarray, options: dict) -> None:
+def test_the_numbered_matrix_writes_each_value_in_its_cell(matrix: np.ndarray, options: dict) -> None:
     rows = [f"r<{i}>" for i in range(matrix.shape[0])]
     cols = [f"我 {j}" for j in range(matrix.shape[1])]
     titles = dict(title="Q · 头 1", x_title="dimension", y_title="token", value_title="value")
-    built = spec_of(charts.value_matrix(matrix, rows, cols, **titles, **options))
-    written = charts.value_matrix_spec(matrix, rows, cols, **titles, **options)
-    assert _without_data(written) == _without_data(built)
-    assert list(written["datasets"]) == list(built["datasets"])
-    for name, frame in built["datasets"].items():
-        pd.testing.assert_frame_equal(written["datasets"][name], frame)
-    _valid(written)
+    spec = charts.value_matrix_spec(matrix, rows, cols, **titles, **options)
+    _valid(spec)
+    rects, text = spec["layer"]
+    assert spec["title"] == "Q · 头 1" and spec["height"] == {"step": options.get("cell", 40)}
+    assert spec["width"] == {"step": options.get("cell_width") or options.get("cell", 40)}
+    assert rects["encoding"]["x"]["sort"] == cols and rects["encoding"]["y"]["sort"] == rows
+    assert rects["encoding"]["x"]["axis"]["orient"] == "top"
+    if options.get("cell_width"):
+        assert rects["encoding"]["x"]["axis"]["labelLimit"] == options["cell_width"] - 6
+    colour = rects["encoding"]["color"]
+    assert colour["value"] == charts.MASKED_GREY and colour["condition"]["test"] == "datum.finite"
+    finite = matrix[np.isfinite(matrix)]
+    if options.get("diverging", True):
+        bound = float(np.abs(finite).max()) or 1.0
+        assert colour["condition"]["scale"] == {"domain": [-bound, bound], "reverse": True, "scheme": "redblue"}
+    else:
+        lo, hi = options.get("domain") or (min(float(finite.min()), 0.0), max(float(finite.max()), 1e-9))
+        assert colour["condition"]["scale"]["domain"] == [lo, hi]
+    assert [(t["field"], t["title"]) for t in rects["encoding"]["tooltip"]] == [
+        ("row", "token"), ("col", "dimension"), ("exact", "value")]
+    assert text["encoding"]["text"] == {"field": "shown", "type": "nominal"}
+    fmt = options.get("value_format", ".3g")
+    for cell, value in zip(_rows(spec), matrix.ravel()):
+        expected = format(value, fmt) if np.isfinite(value) else ("—" if np.isnan(value) else "−∞" if value < 0 else "∞")
+        assert cell["shown"] == expected and cell["finite"] == bool(np.isfinite(value))
+        assert cell["ink"] in (charts.LIGHT_INK, charts.DARK_INK)
     with pytest.raises(ValueError):
         charts.value_matrix_spec(matrix, rows[:-1], cols, **titles)
 
 
-def altair_head_picker(layers: Sequence[int], heads: Sequence[int], labels: Sequence[str], scores: Sequence[float], *,
-                       title: str, x_title: str, y_title: str, label_title: str, score_title: str,
-                       selected: tuple[int, int] | None = None) -> alt.Chart:
-    """The Altair builder ``head_picker`` replaced (as it was), for the comparison."""
-    frame = pd.DataFrame({
-        "layer": list(map(int, layers)), "head": list(map(int, heads)), "label": list(labels),
-        "score": [float(s) for s in scores],
-    })
-    frame["shown"] = [f"{s:.2f}" if np.isfinite(s) else "—" for s in frame["score"]]
-    frame["current"] = [selected == (lay, h) for lay, h in zip(frame["layer"], frame["head"])]
-    pick = alt.selection_point(name=HEAD_PICK, fields=["layer", "head"], on="click", clear=False)
-    x = alt.X("head:O", title=x_title, axis=alt.Axis(labelAngle=0, orient="top"))
-    y = alt.Y("layer:O", title=y_title)
-    tooltip = [alt.Tooltip("layer:O", title=y_title), alt.Tooltip("head:O", title=x_title),
-               alt.Tooltip("label:N", title=label_title), alt.Tooltip("shown:N", title=score_title)]
-    base = alt.Chart(frame)
-    cells = base.mark_rect(cornerRadius=4, stroke="#e4572e", cursor="pointer").encode(
-        x=x, y=y,
-        color=alt.Color("label:N", title=label_title, scale=alt.Scale(scheme="pastel1"),
-                        legend=alt.Legend(orient="bottom", direction="vertical", labelLimit=320,
-                                          symbolStrokeWidth=0, symbolType="square", symbolOpacity=1)),
-        strokeWidth=alt.condition("datum.current", alt.value(3), alt.value(0)),
-        tooltip=tooltip,
-    ).add_params(pick)
-    text = base.mark_text(fontSize=12, color="#1b1b1b").encode(x=x, y=y, text="shown:N", tooltip=tooltip)
-    return alt.layer(cells, text).properties(title=title, height=alt.Step(34), width="container")
+def test_two_matrices_side_by_side_keep_their_own_data_and_colour_scales() -> None:
+    from ui.charts.vl import hconcat
+
+    left = charts.value_matrix_spec(np.array([[0.1, 0.9]]), ["H0"], ["a", "b"], title="W", x_title="x", y_title="y",
+                                    value_title="w", diverging=False, domain=(0.0, 1.0))
+    right = charts.value_matrix_spec(np.array([[0.5]]), ["H0"], ["shift"], title="S", x_title=" ", y_title="y",
+                                     value_title="s")
+    spec = hconcat([left, right], title="both", spacing=24, independent=("color",))
+    _valid(spec)
+    assert spec["resolve"] == {"scale": {"color": "independent"}} and spec["spacing"] == 24
+    assert [c["title"] for c in spec["hconcat"]] == ["W", "S"]
+    (a, b) = (c["data"]["name"] for c in spec["hconcat"])
+    assert a != b and _rows(spec, a)[1]["shown"] == "0.9" and _rows(spec, b)[0]["col"] == "shift"
 
 
 @pytest.mark.parametrize("selected", [None, (1, 0)])
-def test_the_head_picker_is_the_altair_spec(selected: tuple[int, int] | None) -> None:
+def test_the_head_picker_names_each_head_and_outlines_the_one_shown(selected: tuple[int, int] | None) -> None:
     args = ([0, 0, 1, 1], [0, 1, 0, 1], ["broad", "self", "previous <b>", "broad"], [0.5, float("nan"), 0.25, 1.0])
     kwargs = dict(title="Pick a head", x_title="head", y_title="layer", label_title="label", score_title="score",
                   selected=selected)
-    built = spec_of(altair_head_picker(*args, **kwargs))
-    ours = head_picker(*args, **kwargs)
-    view = built["params"][0]["views"][0]  # Altair names the view by a hash of the chart; ours is fixed
-    assert json.loads(json.dumps(_without_data(built)).replace(view, charts.PICK_VIEW)) == _without_data(ours)
-    assert list(ours["datasets"]) == list(built["datasets"])
-    for name in built["datasets"]:
-        pd.testing.assert_frame_equal(ours["datasets"][name], built["datasets"][name])
-    _valid(ours)
+    spec = head_picker(*args, **kwargs)
+    _valid(spec)
+    assert spec["params"] == [{"name": HEAD_PICK, "select": {"type": "point", "clear": False, "fields": ["layer", "head"],
+                                                             "on": "click"}, "views": [charts.PICK_VIEW]}]
+    cells, text = spec["layer"]
+    assert cells["name"] == charts.PICK_VIEW and spec["height"] == {"step": 34} and spec["width"] == "container"
+    assert cells["encoding"]["color"]["field"] == "label" and cells["encoding"]["color"]["title"] == "label"
+    assert cells["encoding"]["color"]["legend"]["orient"] == "bottom"
+    assert cells["encoding"]["strokeWidth"] == {"condition": {"test": "datum.current", "value": 3}, "value": 0}
+    assert [(t["field"], t["title"]) for t in cells["encoding"]["tooltip"]] == [
+        ("layer", "layer"), ("head", "head"), ("label", "label"), ("shown", "score")]
+    assert cells["encoding"]["x"]["axis"]["orient"] == "top" and text["encoding"]["text"]["field"] == "shown"
+    rows = _rows(spec)
+    assert [r["shown"] for r in rows] == ["0.50", "—", "0.25", "1.00"]
+    assert [r["current"] for r in rows] == [selected == (r["layer"], r["head"]) for r in rows]
     assert charts.picked_head({"selection": {HEAD_PICK: [{"layer": 1, "head": 0}]}}) == (1, 0)
+
+
+def test_the_scaling_lab_charts_show_each_value_once() -> None:
+    bars = charts.grouped_bars(["a", "b"], {"softmax": [0.25, 0.75], "plain": [None, 1.0]}, title="T", x_title="x",
+                               y_title="p", legend_title="kind")
+    hist = charts.overlaid_histogram({"raw": np.array([0.0, 1.0, 1.0]), "scaled": np.array([0.5])}, title="H",
+                                     x_title="dot", y_title="count", legend_title="kind", bins=2)
+    dk = charts.lines_over_dk(np.array([1, 4, 16]), {"raw": np.array([0.5, 0.7, 0.9])}, 4, title="L", x_title="d_k",
+                              y_title="max", legend_title="kind")
+    for spec in (bars, hist, dk):
+        _valid(spec)
+        assert spec["height"] == 260
+    assert [(r["category"], r["series"], r["shown"]) for r in _rows(bars)] == [
+        ("a", "softmax", "0.250"), ("b", "softmax", "0.750"), ("b", "plain", "1.000")]  # None draws no bar
+    assert bars["encoding"]["xOffset"]["sort"] == ["softmax", "plain"] and bars["encoding"]["x"]["sort"] == ["a", "b"]
+    assert sum(r["count"] for r in _rows(hist) if r["series"] == "raw") == 3 and hist["encoding"]["y"]["stack"] is None
+    assert _rows(dk, "chosen") == [{"d_k": 4}] and dk["layer"][0]["encoding"]["x"]["scale"] == {"base": 2, "type": "log"}
 
 
 def test_the_head_view_table_keeps_user_text_as_data() -> None:

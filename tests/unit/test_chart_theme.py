@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ui.charts.attention import attention_heatmap, head_grid_spec, spec_of
+from ui.charts.attention import attention_heatmap, head_grid_spec
 from ui.charts.common import (
     DEFAULT_FONTS,
     PRESENTER_FONTS,
@@ -43,8 +43,8 @@ def test_presenter_sizes_meet_the_projector_minimums() -> None:
 
 def test_style_vega_raises_every_explicit_size_in_presenter_mode() -> None:
     # A dense attention heatmap sets 9-12 px labels itself; presenter mode lifts them all.
-    spec = spec_of(attention_heatmap(np.tril(np.ones((30, 30))) / np.arange(1, 31)[:, None], [f"t{i}" for i in range(30)],
-                                     title="t", x_title="k", y_title="q", value_title="w", masked_text="m"))
+    spec = attention_heatmap(np.tril(np.ones((30, 30))) / np.arange(1, 31)[:, None], [f"t{i}" for i in range(30)],
+                             title="t", x_title="k", y_title="q", value_title="w", masked_text="m")
     on = style_vega(spec, presenter=True)
     assert min(_sizes(on, "labelFontSize")) >= 16 and min(_sizes(on, "titleFontSize")) >= 18
     assert on["config"]["title"]["fontSize"] >= 18 and on["config"]["axis"]["labelFontSize"] >= 16

@@ -7,7 +7,7 @@ import json
 
 import numpy as np
 
-from ui.charts.attention import head_view_chart
+from ui.charts.attention import head_view_chart_spec
 from ui.charts.common import SEQUENTIAL_BLUES, heatmap
 from ui.charts.output import before_after_chart, top_tokens_chart
 from ui.i18n import load_strings
@@ -28,9 +28,9 @@ def _walk(node: object, key: str) -> list[object]:
 
 def test_zero_cells_are_light_blue_not_white_on_the_dark_theme() -> None:
     """The sequential scale starts at 12 % of "blues" (a light blue), not at its white end."""
-    assert SEQUENTIAL_BLUES.extent[0] >= 0.1
+    assert SEQUENTIAL_BLUES["extent"][0] >= 0.1
     spec = heatmap(np.zeros((2, 2)), ["a", "b"], ["a", "b"], title="t", x_title="k", y_title="q",
-                   value_title="w").to_dict()
+                   value_title="w")
     schemes = [s for s in _walk(spec, "scheme") if isinstance(s, dict)]
     assert schemes and all(s["extent"][0] >= 0.1 for s in schemes)
 
@@ -38,8 +38,8 @@ def test_zero_cells_are_light_blue_not_white_on_the_dark_theme() -> None:
 def test_faded_tokens_in_the_head_view_stay_readable() -> None:
     """Tokens the query cannot see (and the other side's tokens) fade to 0.6, not 0.35."""
     weights = np.array([[0.5, 0.5, 0.0], [0.2, 0.8, 0.0]])  # [head, key] for query 1
-    spec = head_view_chart(weights, ["a", "b", "c"], 1, ["H0", "H1"], title="t", weight_title="w",
-                           query_side="q", key_side="k", head_title="h").to_dict()
+    spec = head_view_chart_spec(weights, ["a", "b", "c"], 1, ["H0", "H1"], title="t", weight_title="w",
+                                query_side="q", key_side="k", head_title="h")
     faded = [c["value"] for c in _walk(spec, "opacity") if isinstance(c, dict) and "condition" in c]
     assert faded and min(faded) >= 0.6
 
@@ -71,8 +71,8 @@ def test_masked_cells_are_grey_in_scores_mode_too() -> None:
 
     scores = np.array([[1.0, -np.inf], [0.5, 2.0]])
     spec = attention_heatmap(scores, ["a", "b"], title="t", x_title="k", y_title="q", value_title="score",
-                             masked_text="masked", scores=True).to_dict()
+                             masked_text="masked", scores=True)
     colour = spec["encoding"]["color"]
     assert colour["condition"]["test"] == "datum.masked" and colour["condition"]["value"] == MASKED_GREY
-    rows = next(iter(spec["datasets"].values())) if "datasets" in spec else spec["data"]["values"]
+    rows = next(iter(spec["datasets"].values())).to_dict(orient="records")
     assert [r["masked"] for r in rows] == [False, True, False, False]

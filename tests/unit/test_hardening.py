@@ -187,21 +187,20 @@ def test_attention_charts_build_at_long_sequences(n: int) -> None:
     """71² = 5,041 cells broke Altair's 5,000-row limit; 1,024 is a foreign model's context."""
     import pyarrow as pa
 
-    from ui.charts.attention import attention_heatmap, head_view_chart, spec_of
+    from ui.charts.attention import attention_heatmap, head_view_chart_spec
 
     rng = np.random.default_rng(n)
     weights = np.tril(rng.random((n, n)))
     weights /= weights.sum(1, keepdims=True)
     labels = [f"{i}·t" for i in range(n)]
-    spec = spec_of(attention_heatmap(weights, labels, title="t", x_title="k", y_title="q", value_title="w",
-                                     masked_text="m"))
+    spec = attention_heatmap(weights, labels, title="t", x_title="k", y_title="q", value_title="w", masked_text="m")
     cells = max(spec["datasets"].values(), key=len)
     assert len(cells) in (n * n, n * (n + 1) // 2)  # every cell, or (long sequences) the visible triangle
     wire = sum(pa.Table.from_pandas(frame).nbytes for frame in spec["datasets"].values())
     assert wire < 12 * 1024 * 1024  # sent as Arrow; the compact form keeps 1,024 positions small
     one = cells[(cells["q"] == n - 1) & (cells["k"] == 1)].iloc[0]
     assert one["value"] == pytest.approx(weights[n - 1, 1], rel=1e-6)
-    view = spec_of(head_view_chart(rng.random((4, n)), labels, n - 1, ["H0", "H1", "H2", "H3"], title="t",
-                                   weight_title="w", query_side="q", key_side="k", head_title="h"))
+    view = head_view_chart_spec(rng.random((4, n)), labels, n - 1, ["H0", "H1", "H2", "H3"], title="t",
+                                weight_title="w", query_side="q", key_side="k", head_title="h")
     assert sum(len(f) for f in view["datasets"].values()) >= 4 * n
     json.dumps({k: v for k, v in spec.items() if k != "datasets"})  # the rest is plain JSON

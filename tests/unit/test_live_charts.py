@@ -10,7 +10,7 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from ui.charts.attention import attention_heatmap_spec
+from ui.charts.attention import attention_heatmap
 from ui.charts.common import style_vega
 from ui.charts.live import PARAM_PREFIX, TITLE_FIELD, is_live, live_spec, resolve_live
 from ui.charts.output import before_after_chart
@@ -108,7 +108,7 @@ def test_another_head_keeps_the_heatmap_spec() -> None:
     for head in (0, 1):
         weights = np.tril(rng.random((6, 6)))
         weights /= weights.sum(axis=1, keepdims=True)
-        specs.append(style_vega(attention_heatmap_spec(
+        specs.append(style_vega(attention_heatmap(
             weights, labels, title=f"Layer 0, head {head}: attention weights", x_title="key", y_title="query",
             value_title="weight", masked_text="masked")))
     live = [live_spec(s) for s in specs]

@@ -1,27 +1,25 @@
 """Charts of the two attention pages: numbered matrices, attention heatmaps, the all-heads
-grid, the head view (BertViz's idea, drawn with Altair: no CDN), softmax and √d_k charts.
+grid, the head view (BertViz's idea, drawn in Vega-Lite: no CDN), softmax and √d_k charts.
 
-Every builder takes plain arrays and labels (the caller runs the core) and returns an Altair
-chart or a Vega-Lite spec with a title, axis titles, a legend where colour means something
-and a tooltip with exact values.
+Every builder takes plain arrays and labels (the caller runs the core) and returns a Vega-Lite
+dict (``ui.charts.vl``) with a title, axis titles, a legend where colour means something and a
+tooltip with exact values. Datasets that are large or typed (the heat maps' cells) are data
+frames: Streamlit sends them as Arrow columns.
 """
 
 from __future__ import annotations
 
 import io
 import json
-import os
-
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-import altair as alt
 import numpy as np
 import pandas as pd
 
-from ui.charts.common import SEQUENTIAL_BLUES
-from ui.charts.spec import chart_spec
+from ui.charts import vl
+from ui.charts.vl import SEQUENTIAL_BLUES
 
 MASKED_GREY = "#9e9e9e"
 # Up to this many positions a heatmap sends every cell with its labels and text (what the tests
@@ -67,7 +65,7 @@ def _matrix_frame(matrix: np.ndarray, row_labels: Sequence[str], col_labels: Seq
         lo, hi = domain if domain is not None else (min(low, 0.0), max(high, 1e-9))
         span = (hi - lo) or 1.0
         strength = np.where(finite, (np.clip(values, lo, hi) - lo) / span, 0.0)
-        scale = {"domain": [lo, hi], "scheme": SEQUENTIAL_BLUES.to_dict()}
+        scale = {"domain": [lo, hi], "scheme": dict(SEQUENTIAL_BLUES)}
     ii, jj = np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")
     frame = pd.DataFrame({
         "row": [row_labels[i] for i in ii.ravel()],
@@ -96,9 +94,13 @@ def value_matrix_spec(
     cell_width: int | None = None,
     domain: tuple[float, float] | None = None,
 ) -> dict:
-    """``spec_of(value_matrix(...))`` written out as the Vega-Lite dict Altair writes for it (a
-    test compares them): the Self-attention page draws dozens of these, and building each as an
-    Altair chart cost ~5 ms of server time.
+    """A small matrix with its numbers written in the cells, as on a blackboard.
+
+    −∞ cells (masked scores) are grey and read "−∞". The text is white on dark cells and black on
+    light ones, so it stays readable in both themes. ``domain`` fixes the range of a sequential
+    scale (e.g. (0, 1) for attention weights, so 0.06 looks small). A label is as wide as its
+    column, never wider (a wider one would be hidden as overlapping); sizes are steps, not
+    pixels (Streamlit collapses a layered chart of a fixed pixel size).
 
     Example: st.vega_lite_chart(value_matrix_spec(np.eye(2), ["我", "爱"], ["d0", "d1"], title="X", x_title="dim", y_title="token", value_title="x"))
     """
@@ -106,7 +108,7 @@ def value_matrix_spec(
                                  domain=domain)
     x_axis = {"labelAngle": 0, **({"labelLimit": cell_width - 6} if cell_width else {}), "orient": "top"}
 
-    def position() -> dict:  # a fresh copy per layer, as Altair writes them
+    def position() -> dict:  # a fresh copy per layer
         return {"x": {"axis": dict(x_axis), "field": "col", "sort": list(col_labels), "title": x_title, "type": "nominal"},
                 "y": {"field": "row", "sort": list(row_labels), "title": y_title, "type": "nominal"}}
 
@@ -117,59 +119,14 @@ def value_matrix_spec(
                     {"field": "col", "title": x_title, "type": "nominal"},
                     {"field": "exact", "title": value_title, "type": "nominal"}],
         **position()}}
+    # An identity colour scale written out: Streamlit's frontend fails on scale=None inside a layer.
     text = {"mark": {"type": "text", "fontSize": 13}, "encoding": {
         "color": {"field": "ink", "legend": None, "scale": {"domain": [LIGHT_INK, DARK_INK], "range": [LIGHT_INK, DARK_INK]},
                   "type": "nominal"},
         "text": {"field": "shown", "type": "nominal"}, **position()}}
-    return {"config": {"view": dict(_VIEW_CONFIG["view"])}, "layer": [rects, text], "data": {"name": _LAYOUT_DATA},
-            "height": {"step": cell}, "title": title, "width": {"step": cell_width or cell}, "$schema": alt.SCHEMA_URL,
+    return {"config": {"view": dict(vl.VIEW)}, "layer": [rects, text], "data": {"name": _LAYOUT_DATA},
+            "height": {"step": cell}, "title": title, "width": {"step": cell_width or cell}, "$schema": vl.SCHEMA_URL,
             "datasets": {_LAYOUT_DATA: frame}}
-
-
-def value_matrix(
-    matrix: np.ndarray,
-    row_labels: Sequence[str],
-    col_labels: Sequence[str],
-    *,
-    title: str,
-    x_title: str,
-    y_title: str,
-    value_title: str,
-    value_format: str = ".3g",
-    diverging: bool = True,
-    cell: int = 40,
-    cell_width: int | None = None,
-    domain: tuple[float, float] | None = None,
-) -> alt.Chart:
-    """A small matrix with its numbers written in the cells, as on a blackboard.
-
-    −∞ cells (masked scores) are grey and read "−∞". The text is white on dark cells and
-    black on light ones, so it stays readable in both themes. ``domain`` fixes the range of a
-    sequential scale (e.g. (0, 1) for attention weights, so 0.06 looks small).
-    Example: value_matrix(np.eye(2), ["我", "爱"], ["d0", "d1"], title="X", x_title="dim", y_title="token", value_title="x")
-    """
-    frame, scale = _matrix_frame(matrix, row_labels, col_labels, value_format=value_format, diverging=diverging,
-                                 domain=domain)
-    scale = alt.Scale(**scale)
-    # A label as wide as its column, never wider: Streamlit's theme cut them at 100 px, and a
-    # wider one would be hidden as overlapping ("sweet → apple" showed as "sweet → a…" once in two).
-    x_axis = alt.Axis(labelAngle=0, orient="top", **({"labelLimit": cell_width - 6} if cell_width else {}))
-    x = alt.X("col:N", sort=list(col_labels), title=x_title, axis=x_axis)
-    y = alt.Y("row:N", sort=list(row_labels), title=y_title)
-    base = alt.Chart(frame)
-    rects = base.mark_rect(stroke="#ffffff", strokeWidth=1).encode(
-        x=x, y=y,
-        color=alt.condition("datum.finite", alt.Color("value:Q", scale=scale, title=value_title, legend=None),
-                            alt.value(MASKED_GREY)),
-        tooltip=[alt.Tooltip("row:N", title=y_title), alt.Tooltip("col:N", title=x_title),
-                 alt.Tooltip("exact:N", title=value_title)],
-    )
-    # An identity colour scale written out: Streamlit's frontend fails on scale=None inside a layer.
-    ink = alt.Color("ink:N", scale=alt.Scale(domain=[LIGHT_INK, DARK_INK], range=[LIGHT_INK, DARK_INK]), legend=None)
-    text = base.mark_text(fontSize=13).encode(x=x, y=y, text="shown:N", color=ink)
-    # Step sizes, not pixel sizes: Streamlit collapses a layered chart with a fixed width/height.
-    return alt.layer(rects, text).properties(title=title, width=alt.Step(cell_width or cell),
-                                             height=alt.Step(cell))
 
 
 def attention_heatmap(
@@ -184,9 +141,13 @@ def attention_heatmap(
     value_format: str = ".4f",
     scores: bool = False,
     cell: int | None = None,
-) -> alt.Chart:
+) -> dict:
     """Query × key heatmap of one head. Cells a causal query may not see (key after query)
     are grey: the triangle the mask removes. The data keeps every exact value.
+
+    Weights (0–1, a fixed colour scale) reuse one layout per (labels, titles): another head,
+    layer or prompt of the same tokens costs a table. Scores get a red-blue scale over ± the
+    largest visible |score|. Past ``DENSE_HEATMAP_MAX`` positions the compact form is drawn.
 
     Example: attention_heatmap(pattern[0], run.labels(), title="L0 H0", x_title="key", y_title="query", value_title="weight", masked_text="masked")
     """
@@ -197,35 +158,26 @@ def attention_heatmap(
     if n > DENSE_HEATMAP_MAX:
         return _compact_heatmap(values, labels, title=title, x_title=x_title, y_title=y_title,
                                 value_title=value_title, value_format=value_format, scores=scores, cell=cell)
+    layout = _attention_layout(tuple(labels), x_title, y_title, value_title, masked_text, value_format, cell)
     frame = _attention_frame(values, labels, masked_text, value_format, scores)
-    flat, masked = values.ravel(), (frame["k"] > frame["q"]).to_numpy()
     if scores:
-        finite = flat[np.isfinite(flat) & ~masked]
-        bound = float(np.abs(finite).max()) if finite.size else 1.0
-        scale = alt.Scale(scheme="redblue", domain=[-bound, bound], reverse=True)
-    else:
-        scale = alt.Scale(scheme=SEQUENTIAL_BLUES, domain=[0, 1])  # 0 stays visible on dark
-    # Every token label must show on short prompts (Vega drops "overlapping" rotated labels).
-    label_axis = dict(labelLimit=140, labelFontSize=12 if n <= 24 else 9, labelOverlap=n > 32)
-    chart = alt.Chart(frame).mark_rect().encode(
-        x=alt.X("key:N", sort=list(labels), title=x_title, axis=alt.Axis(labelAngle=-60, **label_axis)),
-        y=alt.Y("query:N", sort=list(labels), title=y_title, axis=alt.Axis(**label_axis)),
-        color=alt.condition("datum.masked", alt.value(MASKED_GREY),
-                            alt.Color("value:Q", scale=scale, title=value_title,
-                                      legend=alt.Legend(orient="top", direction="horizontal", gradientLength=220))),
-        tooltip=[alt.Tooltip("query:N", title=y_title), alt.Tooltip("key:N", title=x_title),
-                 alt.Tooltip("shown:N", title=value_title)],
-    )
-    step = cell or int(min(36, max(9, 600 // n)))
-    return chart.properties(title=title, width=alt.Step(step), height=alt.Step(step))
+        visible = values[np.isfinite(values) & np.tril(np.ones((n, n), dtype=bool))]
+        color = {**layout["encoding"]["color"], "scale": _redblue(visible)}
+        layout = {**layout, "encoding": {**layout["encoding"], "color": color}}
+    return {**layout, "title": title, "datasets": {_LAYOUT_DATA: frame}}
 
 
-_LAYOUT_DATA = "tj-data-0"  # the one dataset of a cached layout, named as ``chart_spec`` names it
-_VIEW_CONFIG = {"view": {"continuousWidth": 300, "continuousHeight": 300}}  # Altair's default config
+def _redblue(values: np.ndarray) -> dict:
+    """The diverging scale over ± the largest |value| (1 when there is none), red for positive."""
+    bound = float(np.abs(values).max()) if values.size else 1.0
+    return {"domain": [-bound, bound], "reverse": True, "scheme": "redblue"}
+
+
+_LAYOUT_DATA = "tj-data-0"  # the one dataset of a cached layout
 
 
 def _datum_is(field: str, value: str) -> str:
-    """``alt.datum.<field> == value`` as Altair writes it into a filter."""
+    """A filter expression: the row's ``field`` equals ``value``."""
     return f"(datum.{field} === {value!r})"
 
 
@@ -254,17 +206,17 @@ def _attention_frame(values: np.ndarray, labels: Sequence[str], masked_text: str
 def _attention_layout(labels: tuple[str, ...], x_title: str, y_title: str, value_title: str, masked_text: str,
                       value_format: str, cell: int | None) -> dict:
     """``attention_heatmap``'s weights spec without its data and title (its layout depends only on
-    these), written as the Vega-Lite dict Altair writes for it (a test compares them)."""
+    these)."""
     n = len(labels)
     # Every token label must show on short prompts (Vega drops "overlapping" rotated labels).
     label_axis = {"labelFontSize": 12 if n <= 24 else 9, "labelLimit": 140, "labelOverlap": n > 32}
     step = cell or int(min(36, max(9, 600 // n)))
     return {
-        "config": {"view": dict(_VIEW_CONFIG["view"])}, "data": {"name": _LAYOUT_DATA}, "mark": {"type": "rect"},
+        "config": {"view": dict(vl.VIEW)}, "data": {"name": _LAYOUT_DATA}, "mark": {"type": "rect"},
         "encoding": {
             "color": {"condition": {"test": "datum.masked", "value": MASKED_GREY}, "field": "value",
                       "legend": {"direction": "horizontal", "gradientLength": 220, "orient": "top"},
-                      "scale": {"domain": [0, 1], "scheme": SEQUENTIAL_BLUES.to_dict()}, "title": value_title,
+                      "scale": {"domain": [0, 1], "scheme": dict(SEQUENTIAL_BLUES)}, "title": value_title,
                       "type": "quantitative"},
             "tooltip": [{"field": "query", "title": y_title, "type": "nominal"},
                         {"field": "key", "title": x_title, "type": "nominal"},
@@ -274,42 +226,12 @@ def _attention_layout(labels: tuple[str, ...], x_title: str, y_title: str, value
             "y": {"axis": dict(label_axis), "field": "query", "sort": list(labels), "title": y_title,
                   "type": "nominal"},
         },
-        "height": {"step": step}, "title": "", "width": {"step": step}, "$schema": alt.SCHEMA_URL,
+        "height": {"step": step}, "title": "", "width": {"step": step}, "$schema": vl.SCHEMA_URL,
     }
 
 
-def attention_heatmap_spec(
-    values: np.ndarray,
-    labels: Sequence[str],
-    *,
-    title: str,
-    x_title: str,
-    y_title: str,
-    value_title: str,
-    masked_text: str,
-    value_format: str = ".4f",
-    scores: bool = False,
-    cell: int | None = None,
-) -> dict:
-    """``spec_of(attention_heatmap(...))``; for weights (0–1, a fixed colour scale) the layout is
-    built once per (labels, titles) and only the cells are new (another head, layer or prompt
-    of the same tokens costs a table, not an Altair chart).
-
-    Example: st.vega_lite_chart(attention_heatmap_spec(pattern[0], labels, title="L0 H0", ...))
-    """
-    values = np.asarray(values, dtype=float)
-    n = values.shape[0]
-    if scores or n > DENSE_HEATMAP_MAX or values.shape != (n, n) or len(labels) != n:
-        return spec_of(attention_heatmap(values, labels, title=title, x_title=x_title, y_title=y_title,
-                                         value_title=value_title, masked_text=masked_text,
-                                         value_format=value_format, scores=scores, cell=cell))
-    layout = _attention_layout(tuple(labels), x_title, y_title, value_title, masked_text, value_format, cell)
-    return {**layout, "title": title,
-            "datasets": {_LAYOUT_DATA: _attention_frame(values, labels, masked_text, value_format, scores=False)}}
-
-
 def _compact_heatmap(values: np.ndarray, labels: Sequence[str], *, title: str, x_title: str, y_title: str,
-                     value_title: str, value_format: str, scores: bool, cell: int | None) -> alt.Chart:
+                     value_title: str, value_format: str, scores: bool, cell: int | None) -> dict:
     """A long sequence's heatmap, sized for the wire: only the cells a causal query can see
     (k ≤ q: n(n+1)/2 rows of int16, int16, float32 — 4 MB at 1,024 positions instead of ~70 MB
     with every cell's labels and text), the masked triangle is the grey plot background, axes
@@ -317,33 +239,26 @@ def _compact_heatmap(values: np.ndarray, labels: Sequence[str], *, title: str, x
     n = values.shape[0]
     q, k = np.tril_indices(n)
     cells = values[q, k]
-    frame = pd.DataFrame({
-        "q": q.astype(np.int16 if n < 32_000 else np.int32), "k": k.astype(np.int16 if n < 32_000 else np.int32),
-        "value": np.where(np.isfinite(cells), cells, np.nan).astype(np.float32),
-    })
+    index = np.int16 if n < 32_000 else np.int32
+    frame = pd.DataFrame({"q": q.astype(index), "k": k.astype(index),
+                          "value": np.where(np.isfinite(cells), cells, np.nan).astype(np.float32)})
     names = pd.DataFrame({"pos": np.arange(n), "label": [str(x) for x in labels]})
-    if scores:
-        finite = cells[np.isfinite(cells)]
-        bound = float(np.abs(finite).max()) if finite.size else 1.0
-        scale = alt.Scale(scheme="redblue", domain=[-bound, bound], reverse=True)
-    else:
-        scale = alt.Scale(scheme=SEQUENTIAL_BLUES, domain=[0, 1])  # 0 stays visible on dark
-    axis = dict(labelFontSize=9, labelOverlap=True, grid=False)
-    chart = alt.Chart(frame).transform_lookup(
-        lookup="q", from_=alt.LookupData(names, "pos", ["label"]), as_=["query"],
-    ).transform_lookup(
-        lookup="k", from_=alt.LookupData(names, "pos", ["label"]), as_=["key"],
-    ).mark_rect().encode(
-        x=alt.X("k:O", title=x_title, axis=alt.Axis(labelAngle=-60, **axis)),
-        y=alt.Y("q:O", title=y_title, axis=alt.Axis(**axis)),
-        color=alt.Color("value:Q", scale=scale, title=value_title,
-                        legend=alt.Legend(orient="top", direction="horizontal", gradientLength=220)),
-        tooltip=[alt.Tooltip("query:N", title=y_title), alt.Tooltip("key:N", title=x_title),
-                 alt.Tooltip("value:Q", title=value_title, format=value_format)],
-    )
-    step = cell or int(min(36, max(1, 900 // n)))
-    return chart.properties(title=title, width=alt.Step(step), height=alt.Step(step)).configure_view(
-        fill=MASKED_GREY)
+    scale = _redblue(cells[np.isfinite(cells)]) if scores else {"domain": [0, 1], "scheme": dict(SEQUENTIAL_BLUES)}
+    axis = {"grid": False, "labelFontSize": 9, "labelOverlap": True}
+    encoding = {
+        "color": vl.field("value", "quantitative", legend={"direction": "horizontal", "gradientLength": 220,
+                                                           "orient": "top"}, scale=scale, title=value_title),
+        "tooltip": [vl.tooltip("query", y_title), vl.tooltip("key", x_title),
+                    vl.tooltip("value", value_title, "quantitative", format=value_format)],
+        "x": vl.field("k", "ordinal", axis={**axis, "labelAngle": -60}, title=x_title),
+        "y": vl.field("q", "ordinal", axis=dict(axis), title=y_title),
+    }
+    lookups = [{"lookup": side, "from": {"data": {"name": "labels"}, "key": "pos", "fields": ["label"]}, "as": [name]}
+               for side, name in (("q", "query"), ("k", "key"))]
+    step = {"step": cell or int(min(36, max(1, 900 // n)))}
+    return {"config": {"view": {**vl.VIEW, "fill": MASKED_GREY}}, "data": {"name": "cells"}, "mark": {"type": "rect"},
+            "encoding": encoding, "height": step, "title": title, "transform": lookups, "width": dict(step),
+            "$schema": vl.SCHEMA_URL, "datasets": {"cells": frame, "labels": names}}
 
 
 GRID_RECT_MAX_CELLS = 4096  # beyond this many visible cells the grid is one image (see head_grid_spec)
@@ -484,81 +399,97 @@ def head_grid_spec(
         raise ValueError("one label per position and square patterns are needed")
     if len(subplot_titles) != n_layer * n_head or len(layer_names) != n_layer or len(head_names) != n_head:
         raise ValueError("one title per panel, one name per layer and one per head are needed")
-    below = np.tril(np.ones((n, n), dtype=bool))
-    shown = values[:, :, below]
-    finite = shown[np.isfinite(shown)]
-    if scores:
-        bound = float(np.abs(finite).max()) if finite.size else 1.0
-        bound = bound or 1.0
-        scale = {"domain": [-bound, bound], "reverse": True, "scheme": "redblue"}
-    else:
-        bound = 1.0
-        scale = {"domain": [0.0, 1.0], "scheme": {"name": "blues", "extent": [0.12, 1.0]}}
-    # The legend on top: at the side it took a phone's panels a third of their width.
+    scale, bound = _grid_scale(values, scores)
     image = grid_is_image(n_layer, n_head, n)
     pool = grid_pool_factor(n_layer, n_head, n) if image else 1
     if pool > 1:  # the page says so under the grid (grid_pool_factor)
         values = _pooled(values, pool, scores=scores)
-        n = values.shape[-1]
-        below = np.tril(np.ones((n, n), dtype=bool))
-    grid = GridLayout.of(n, n_layer, n_head)
+    grid = GridLayout.of(values.shape[-1], n_layer, n_head)
+    # The legend on top: at the side it took a phone's panels a third of their width.
     colour = {"field": "value", "scale": scale, "title": value_title, "type": "quantitative",
               "legend": {"orient": "top", "direction": "horizontal", "gradientLength": 220}}
-    # The grid's units as the plot's coordinates, row 0 at the top; the axes name the columns
-    # (heads, on top) and the rows (layers, written upwards on the left), once each.
-    step = n + grid.gap
-    x = {"axis": _names_axis([grid.x0(h) + n / 2 for h in range(n_head)], head_names, step, orient="top"),
-         "scale": {"domain": [0, grid.width], "nice": False, "zero": False}, "type": "quantitative"}
-    y = {"axis": _names_axis([grid.y0(l) + n / 2 for l in range(n_layer)], layer_names, step, labelAngle=270,
-                             labelAlign="center", labelBaseline="bottom"),
-         "scale": {"domain": [0, grid.height], "nice": False, "reverse": True, "zero": False}, "type": "quantitative"}
-    layers: list[dict] = []
-    if not image:
-        ll, hh, qq, kk = np.nonzero(np.broadcast_to(below, values.shape))
-        x0 = hh * step + kk
-        y0 = ll * step + qq
-        label_array = np.asarray(list(labels), dtype=object)
-        frame = pd.DataFrame({
-            "x": x0, "x2": x0 + 1, "y": y0, "y2": y0 + 1,
-            "head": np.asarray(list(subplot_titles), dtype=object)[ll * n_head + hh],
-            "query": label_array[qq], "key": label_array[kk],
-            "value": values[ll, hh, qq, kk],
-        })
-        frame = frame[np.isfinite(frame["value"].to_numpy())]
-        layers.append({"data": {"name": "cells"}, "mark": {"type": "rect", "strokeWidth": 0.4}, "encoding": {
-            "x": {**x, "field": "x"}, "x2": {"field": "x2"}, "y": {**y, "field": "y"}, "y2": {"field": "y2"},
-            "color": colour, "stroke": {**colour, "legend": None},  # a hairline: no seams between cells
-            "tooltip": [{"field": "head", "title": head_title, "type": "nominal"},
-                        {"field": "query", "title": y_title, "type": "nominal"},
-                        {"field": "key", "title": x_title, "type": "nominal"},
-                        {"field": "value", "format": ".4f", "title": value_title, "type": "quantitative"}]}})
-        datasets = {"cells": frame.reset_index(drop=True)}
+    x, y = _grid_axes(grid, layer_names, head_names)
+    if image:
+        layers, datasets = _grid_image_layers(values, grid, x, y, colour, scores=scores, bound=bound), {}
     else:
-        from ui.charts.heat_image import png_data_url
-
-        url = png_data_url(_grid_image(values, grid, scores=scores, bound=bound))
-        ends = [-bound, bound] if scores else [0.0, 1.0]
-        # The image over the whole plot; a hidden layer holds the axes' scales and the legend.
-        layers.append({"data": {"values": [{"url": url}]},
-                       "mark": {"type": "image", "align": "left", "baseline": "top", "aspect": False, "smooth": False,
-                                "width": {"expr": "width"}, "height": {"expr": "height"}},
-                       "encoding": {"url": {"field": "url", "type": "nominal"}, "x": {"value": 0}, "y": {"value": 0}}})
-        layers.append({"data": {"values": [{"x": 0, "y": 0, "value": ends[0]}, {"x": grid.width, "y": grid.height,
-                                                                                 "value": ends[1]}]},
-                       "mark": {"type": "point", "opacity": 0, "size": 0},
-                       "encoding": {"x": {**x, "field": "x"}, "y": {**y, "field": "y"}, "color": colour}})
-        datasets = {}
+        tips = [vl.tooltip("head", head_title), vl.tooltip("query", y_title), vl.tooltip("key", x_title),
+                vl.tooltip("value", value_title, "quantitative", format=".4f")]
+        layers, datasets = _grid_cell_layers(values, grid, labels, subplot_titles, x, y, colour, tips)
     spec: dict = {"layer": layers, "height": int(height or max(320, 190 * n_layer + 60)), "title": title,
-                  "view": {"stroke": None}, "resolve": {"legend": {"stroke": "independent"}}, "usermeta": {"embedOptions": {"renderer": "canvas"}},
-                  "$schema": alt.SCHEMA_URL}
+                  "view": {"stroke": None}, "resolve": {"legend": {"stroke": "independent"}},
+                  "usermeta": {"embedOptions": {"renderer": "canvas"}}, "$schema": vl.SCHEMA_URL}
     if datasets:
         spec["datasets"] = datasets
     return spec
 
 
+def _grid_scale(values: np.ndarray, scores: bool) -> tuple[dict, float]:
+    """The grid's colour scale and its bound: weights the blues over [0, 1]; scores the red-blue
+    scale over ± the largest |score| a query can see (the −∞ of the mask left out)."""
+    n = values.shape[-1]
+    shown = values[:, :, np.tril(np.ones((n, n), dtype=bool))]
+    finite = shown[np.isfinite(shown)]
+    if not scores:
+        return {"domain": [0.0, 1.0], "scheme": dict(SEQUENTIAL_BLUES)}, 1.0
+    bound = (float(np.abs(finite).max()) if finite.size else 1.0) or 1.0
+    return {"domain": [-bound, bound], "reverse": True, "scheme": "redblue"}, bound
+
+
+def _grid_axes(grid: GridLayout, layer_names: Sequence[str], head_names: Sequence[str]) -> tuple[dict, dict]:
+    """The grid's units as the plot's coordinates, row 0 at the top; the axes name the columns
+    (heads, on top) and the rows (layers, written upwards on the left), once each."""
+    n, step = grid.n, grid.n + grid.gap
+    x = {"axis": _names_axis([grid.x0(h) + n / 2 for h in range(grid.n_head)], head_names, step, orient="top"),
+         "scale": {"domain": [0, grid.width], "nice": False, "zero": False}, "type": "quantitative"}
+    y = {"axis": _names_axis([grid.y0(lay) + n / 2 for lay in range(grid.n_layer)], layer_names, step, labelAngle=270,
+                             labelAlign="center", labelBaseline="bottom"),
+         "scale": {"domain": [0, grid.height], "nice": False, "reverse": True, "zero": False}, "type": "quantitative"}
+    return x, y
+
+
+def _grid_cell_layers(values: np.ndarray, grid: GridLayout, labels: Sequence[str], subplot_titles: Sequence[str],
+                      x: dict, y: dict, colour: dict, tooltip: list[dict]) -> tuple[list[dict], dict]:
+    """One rectangle per visible cell (head, query, key and value on hover) and its table."""
+    n, step = grid.n, grid.n + grid.gap
+    ll, hh, qq, kk = np.nonzero(np.broadcast_to(np.tril(np.ones((n, n), dtype=bool)), values.shape))
+    x0, y0 = hh * step + kk, ll * step + qq
+    label_array = np.asarray(list(labels), dtype=object)
+    frame = pd.DataFrame({
+        "x": x0, "x2": x0 + 1, "y": y0, "y2": y0 + 1,
+        "head": np.asarray(list(subplot_titles), dtype=object)[ll * grid.n_head + hh],
+        "query": label_array[qq], "key": label_array[kk],
+        "value": values[ll, hh, qq, kk],
+    })
+    frame = frame[np.isfinite(frame["value"].to_numpy())]
+    cells = {"data": {"name": "cells"}, "mark": {"type": "rect", "strokeWidth": 0.4}, "encoding": {
+        "x": {**x, "field": "x"}, "x2": {"field": "x2"}, "y": {**y, "field": "y"}, "y2": {"field": "y2"},
+        "color": colour, "stroke": {**colour, "legend": None},  # a hairline: no seams between cells
+        "tooltip": tooltip}}
+    return [cells], {"cells": frame.reset_index(drop=True)}
+
+
+def _grid_image_layers(values: np.ndarray, grid: GridLayout, x: dict, y: dict, colour: dict, *, scores: bool,
+                       bound: float) -> list[dict]:
+    """The whole grid as one image over the plot, and a hidden layer that holds the axes' scales
+    and the colour legend."""
+    from ui.charts.heat_image import png_data_url
+
+    url = png_data_url(_grid_image(values, grid, scores=scores, bound=bound))
+    ends = [-bound, bound] if scores else [0.0, 1.0]
+    picture = {"data": {"values": [{"url": url}]},
+               "mark": {"type": "image", "align": "left", "baseline": "top", "aspect": False, "smooth": False,
+                        "width": {"expr": "width"}, "height": {"expr": "height"}},
+               "encoding": {"url": {"field": "url", "type": "nominal"}, "x": {"value": 0}, "y": {"value": 0}}}
+    scales = {"data": {"values": [{"x": 0, "y": 0, "value": ends[0]}, {"x": grid.width, "y": grid.height,
+                                                                         "value": ends[1]}]},
+              "mark": {"type": "point", "opacity": 0, "size": 0},
+              "encoding": {"x": {**x, "field": "x"}, "y": {**y, "field": "y"}, "color": colour}}
+    return [picture, scales]
+
+
 def _head_view_table(weights: np.ndarray, tokens: Sequence[str], query_pos: int,
                      head_names: Sequence[str]) -> pd.DataFrame:
-    """The one table every panel of ``head_view_chart`` reads (lines and tokens, told apart by
+    """The one table every panel of ``head_view_chart_spec`` reads (lines and tokens, told apart by
     "kind"): the only part of the chart that depends on the weights and the tokens."""
     weights = np.asarray(weights, dtype=float)
     n_head, n = weights.shape
@@ -587,10 +518,9 @@ def _head_view_table(weights: np.ndarray, tokens: Sequence[str], query_pos: int,
 @lru_cache(maxsize=256)
 def _head_view_layout(n: int, head_names: tuple[str, ...], weight_title: str, query_side: str, key_side: str,
                       head_title: str) -> dict:
-    """``head_view_chart``'s spec for placeholder data and title: its layout depends only on these.
-
-    Written as the Vega-Lite dict Altair writes for it (a test compares them): a faceted layered
-    chart cost ~30 ms to build with Altair, for every new prompt length."""
+    """``head_view_chart_spec``'s spec without data and title: its layout depends only on these.
+    Token text reads on a white and on a near-black page (the theme is not known here): a mid
+    grey for tokens, a strong orange for the query, faded (not hidden) where it cannot see."""
     n_head = len(head_names)
     no_axis = {"domain": False, "grid": False, "labels": False, "ticks": False, "title": None}
     x_scale = {"domain": [-0.55, 1.55]}
@@ -625,11 +555,11 @@ def _head_view_layout(n: int, head_names: tuple[str, ...], weight_title: str, qu
                 "datum.is_query")
     right = side("left", "1.05", {"value": TOKEN_INK}, "datum.visible")
     return {
-        "config": {"view": dict(_VIEW_CONFIG["view"])}, "data": {"name": _LAYOUT_DATA},
+        "config": {"view": dict(vl.VIEW)}, "data": {"name": _LAYOUT_DATA},
         "facet": {"field": "head", "header": {"labelFontSize": 13, "labelFontWeight": "bold"},
                   "sort": list(head_names), "title": None, "type": "nominal"},
         "spec": {"layer": [lines, left, right], "height": max(160, 18 * n), "width": 190},
-        "columns": min(4, n_head), "title": "", "$schema": alt.SCHEMA_URL,
+        "columns": min(4, n_head), "title": "", "$schema": vl.SCHEMA_URL,
     }
 
 
@@ -645,72 +575,17 @@ def head_view_chart_spec(
     key_side: str,
     head_title: str,
 ) -> dict:
-    """``spec_of(head_view_chart(...))`` without building the Altair chart again for every prompt:
-    the layout (built once per prompt length, heads and axis titles) with this query's table and title.
+    """BertViz's head view: the query token on the left, every token on the right, one line per
+    (head, key) whose thickness and opacity are the attention weight. One panel per head.
+
+    ``weights`` is [head, k_pos] for the chosen query. The layout is built once per prompt length,
+    heads and axis titles; a call adds this query's table and title.
 
     Example: st.vega_lite_chart(head_view_chart_spec(w, toks, 5, ["H0", "H1"], title="t", ...))
     """
     layout = _head_view_layout(len(tokens), tuple(head_names), weight_title, query_side, key_side, head_title)
     return {**layout, "title": title,
             "datasets": {_LAYOUT_DATA: _head_view_table(weights, tokens, query_pos, head_names)}}
-
-
-def head_view_chart(
-    weights: np.ndarray,
-    tokens: Sequence[str],
-    query_pos: int,
-    head_names: Sequence[str],
-    *,
-    title: str,
-    weight_title: str,
-    query_side: str,
-    key_side: str,
-    head_title: str,
-) -> alt.Chart:
-    """BertViz's head view: the query token on the left, every token on the right, one line per
-    (head, key) whose thickness and opacity are the attention weight. One panel per head.
-
-    ``weights`` is [head, k_pos] for the chosen query. Example: head_view_chart(w, toks, 5, ["H0", "H1"], ...)
-    """
-    table = _head_view_table(weights, tokens, query_pos, head_names)
-    n_head, n = len(head_names), len(tokens)
-    height = max(160, 18 * n)
-    y_scale = alt.Scale(domain=[-0.5, n - 0.5], reverse=True)
-    x_scale = alt.Scale(domain=[-0.55, 1.55])
-    no_axis = alt.Axis(title=None, labels=False, ticks=False, domain=False, grid=False)
-    lines = alt.Chart().transform_filter(alt.datum.kind == "line").mark_rule().encode(
-        x=alt.X("x0:Q", scale=x_scale, axis=no_axis), x2="x1:Q",
-        y=alt.Y("q:Q", scale=y_scale, axis=no_axis), y2="k:Q",
-        color=alt.Color("head:N", scale=alt.Scale(domain=list(head_names), range=_head_colours(n_head)),
-                        title=head_title),
-        strokeWidth=alt.StrokeWidth("weight:Q", scale=alt.Scale(domain=[0, 1], range=[0.3, 7]), legend=None),
-        opacity=alt.Opacity("weight:Q", scale=alt.Scale(domain=[0, 1], range=[0.18, 1]), legend=None),
-        tooltip=[alt.Tooltip("head:N", title=head_title), alt.Tooltip("query:N", title=query_side),
-                 alt.Tooltip("key:N", title=key_side), alt.Tooltip("shown:N", title=weight_title)],
-    )
-    # Token text must read on a white and on a near-black page (the theme is not known here):
-    # a mid grey for tokens, a strong orange for the query, faded for tokens the query cannot see.
-    is_query = "datum.is_query"
-    left = alt.Chart().transform_filter(alt.datum.kind == "token").transform_calculate(x="-0.05").mark_text(
-        align="right", fontSize=12, fontWeight="bold").encode(
-        x=alt.X("x:Q", scale=x_scale, axis=no_axis), y=alt.Y("pos:Q", scale=y_scale, axis=no_axis),
-        text="token:N", color=alt.condition(is_query, alt.value(QUERY_INK), alt.value(TOKEN_INK)),
-        opacity=alt.condition(is_query, alt.value(1.0), alt.value(0.6)),  # 0.35 vanished on the dark theme
-    )
-    right = alt.Chart().transform_filter(alt.datum.kind == "token").transform_calculate(x="1.05").mark_text(
-        align="left", fontSize=12, fontWeight="bold").encode(
-        x=alt.X("x:Q", scale=x_scale, axis=no_axis), y=alt.Y("pos:Q", scale=y_scale, axis=no_axis),
-        text="token:N", color=alt.value(TOKEN_INK),
-        opacity=alt.condition("datum.visible", alt.value(1.0), alt.value(0.6)),
-    )
-    return (
-        alt.layer(lines, left, right, data=table)
-        .properties(width=190, height=height)
-        .facet(facet=alt.Facet("head:N", sort=list(head_names), title=None,
-                               header=alt.Header(labelFontSize=13, labelFontWeight="bold")),
-               columns=min(4, n_head))
-        .properties(title=title)
-    )
 
 
 def grouped_bars(
@@ -722,7 +597,7 @@ def grouped_bars(
     y_title: str,
     legend_title: str,
     value_format: str = ".3f",
-) -> alt.Chart:
+) -> dict:
     """Bars side by side per category, one colour per series (e.g. softmax vs plain division).
 
     A None value (undefined: division by zero) draws no bar. Example: grouped_bars(["a"], {"s": [1.0]}, ...)
@@ -734,15 +609,21 @@ def grouped_bars(
         for cat, v in zip(categories, values):
             if v is not None and np.isfinite(v):
                 rows.append({"category": cat, "series": name, "value": float(v), "shown": format(v, value_format)})
-    frame = pd.DataFrame(rows, columns=["category", "series", "value", "shown"])
-    return alt.Chart(frame).mark_bar().encode(
-        x=alt.X("category:N", sort=list(categories), title=x_title, axis=alt.Axis(labelAngle=0)),
-        xOffset=alt.XOffset("series:N", sort=list(series)),
-        y=alt.Y("value:Q", title=y_title),
-        color=alt.Color("series:N", sort=list(series), title=legend_title),
-        tooltip=[alt.Tooltip("category:N", title=x_title), alt.Tooltip("series:N", title=legend_title),
-                 alt.Tooltip("shown:N", title=y_title)],
-    ).properties(title=title, height=260)
+    encoding = {
+        "color": vl.field("series", "nominal", sort=list(series), title=legend_title),
+        "tooltip": [vl.tooltip("category", x_title), vl.tooltip("series", legend_title), vl.tooltip("shown", y_title)],
+        "x": vl.field("category", "nominal", axis={"labelAngle": 0}, sort=list(categories), title=x_title),
+        "xOffset": vl.field("series", "nominal", sort=list(series)),
+        "y": vl.field("value", "quantitative", title=y_title),
+    }
+    return _plain({"mark": {"type": "bar"}, "encoding": encoding}, {vl.TABLE: rows}, title=title, data=vl.TABLE)
+
+
+def _plain(body: dict, datasets: dict, *, title: str, data: str | None = None) -> dict:
+    """A 260 px tall chart with Vega-Lite's own autosize and the theme's font (added when drawn)."""
+    spec = vl.spec(body, datasets, title=title, height=260, data=data, autosized=False)
+    spec["config"] = vl.base_config(font=False)
+    return spec
 
 
 def overlaid_histogram(
@@ -753,7 +634,7 @@ def overlaid_histogram(
     y_title: str,
     legend_title: str,
     bins: int = 120,
-) -> alt.Chart:
+) -> dict:
     """Histograms of several samples on one shared axis, drawn as translucent step areas so a
     narrow distribution stays visible next to a wide one (binned here: the spec stays small)."""
     finite = np.concatenate([np.asarray(s, dtype=float).ravel() for s in samples.values()])
@@ -761,18 +642,18 @@ def overlaid_histogram(
     rows = []
     for name, sample in samples.items():
         counts, _ = np.histogram(np.asarray(sample, dtype=float).ravel(), bins=edges)
-        for lo, hi, c in zip(edges[:-1], edges[1:], counts):
-            rows.append({"series": name, "lo": float(lo), "hi": float(hi), "count": int(c),
-                         "range": f"{lo:.2f} … {hi:.2f}"})
-    frame = pd.DataFrame(rows)
-    frame["mid"] = (frame["lo"] + frame["hi"]) / 2
-    return alt.Chart(frame).mark_area(opacity=0.55, interpolate="step", line=True).encode(
-        x=alt.X("mid:Q", title=x_title),
-        y=alt.Y("count:Q", title=y_title, stack=None),
-        color=alt.Color("series:N", sort=list(samples), title=legend_title),
-        tooltip=[alt.Tooltip("series:N", title=legend_title), alt.Tooltip("range:N", title=x_title),
-                 alt.Tooltip("count:Q", title=y_title)],
-    ).properties(title=title, height=260)
+        for lo, hi, c in zip(edges[:-1].tolist(), edges[1:].tolist(), counts.tolist()):
+            rows.append({"series": name, "lo": lo, "hi": hi, "count": c, "range": f"{lo:.2f} … {hi:.2f}",
+                         "mid": (lo + hi) / 2})
+    encoding = {
+        "color": vl.field("series", "nominal", sort=list(samples), title=legend_title),
+        "tooltip": [vl.tooltip("series", legend_title), vl.tooltip("range", x_title),
+                    vl.tooltip("count", y_title, "quantitative")],
+        "x": vl.field("mid", "quantitative", title=x_title),
+        "y": vl.field("count", "quantitative", stack=None, title=y_title),
+    }
+    mark = {"type": "area", "interpolate": "step", "line": True, "opacity": 0.55}
+    return _plain({"mark": mark, "encoding": encoding}, {vl.TABLE: rows}, title=title, data=vl.TABLE)
 
 
 def lines_over_dk(
@@ -785,37 +666,19 @@ def lines_over_dk(
     y_title: str,
     legend_title: str,
     value_format: str = ".3f",
-) -> alt.Chart:
+) -> dict:
     """Curves over d_k (log axis) with a vertical rule at the slider's value."""
     rows = [{"d_k": int(d), "series": name, "value": float(v), "shown": format(float(v), value_format)}
             for name, values in series.items() for d, v in zip(d_ks, values)]
-    frame = pd.DataFrame(rows)
-    lines = alt.Chart(frame).mark_line(point=True).encode(
-        x=alt.X("d_k:Q", scale=alt.Scale(type="log", base=2), title=x_title),
-        y=alt.Y("value:Q", title=y_title),
-        color=alt.Color("series:N", sort=list(series), title=legend_title),
-        tooltip=[alt.Tooltip("d_k:Q", title=x_title), alt.Tooltip("series:N", title=legend_title),
-                 alt.Tooltip("shown:N", title=y_title)],
-    )
-    rule = alt.Chart(pd.DataFrame({"d_k": [chosen]})).mark_rule(strokeDash=[4, 4], color="#e4572e").encode(
-        x="d_k:Q", tooltip=[alt.Tooltip("d_k:Q", title=x_title)])
-    return alt.layer(lines, rule).properties(title=title, height=260)
-
-
-VALIDATE_SPECS = os.environ.get("TOKEN_JOURNEY_VALIDATE_SPECS", "0") == "1"
-
-
-def spec_of(chart: alt.TopLevelMixin) -> dict:
-    """The Vega-Lite spec of a chart (validated under test), its datasets as DataFrames.
-
-    Building and validating an Altair chart costs tens of milliseconds; pages cache this spec
-    (keyed by the chart's inputs) and draw it with ``st.vega_lite_chart``, which sends the
-    datasets to the browser as Arrow, exactly as ``st.altair_chart`` would.
-    Example: st.vega_lite_chart(spec=spec_of(chart), width="content")
-    """
-    # Schema validation costs more than building the chart (jsonschema over the whole Vega-Lite
-    # schema): the tests switch it on (tests/conftest.py), a served page skips it.
-    return chart_spec(chart, validate=VALIDATE_SPECS)  # any number of rows (ui.charts.spec)
+    d_k_tip = vl.tooltip("d_k", x_title, "quantitative")
+    lines = {"data": {"name": vl.TABLE}, "mark": {"type": "line", "point": True}, "encoding": {
+        "color": vl.field("series", "nominal", sort=list(series), title=legend_title),
+        "tooltip": [d_k_tip, vl.tooltip("series", legend_title), vl.tooltip("shown", y_title)],
+        "x": vl.field("d_k", "quantitative", scale={"base": 2, "type": "log"}, title=x_title),
+        "y": vl.field("value", "quantitative", title=y_title)}}
+    rule = {"data": {"name": "chosen"}, "mark": {"type": "rule", "color": "#e4572e", "strokeDash": [4, 4]},
+            "encoding": {"tooltip": [dict(d_k_tip)], "x": vl.field("d_k", "quantitative")}}
+    return _plain({"layer": [lines, rule]}, {vl.TABLE: rows, "chosen": [{"d_k": int(chosen)}]}, title=title)
 
 
 HEAD_PICK = "head_pick"  # the selection parameter of ``head_picker``
@@ -842,9 +705,8 @@ def head_picker(
     Drawn with ``on_select="rerun"``: the selection ``HEAD_PICK`` carries the cell's ``layer``
     and ``head``. The head shown enlarged (``selected``) is outlined.
 
-    A Vega-Lite dict, the spec Altair wrote for this chart (a test compares them), with its
-    view named ``PICK_VIEW`` (Altair named it by a hash of the data: a new name per prompt);
-    its one dataset is a data frame (``current`` is the outline, set again per pick).
+    Its cell layer is the view named ``PICK_VIEW`` (a fixed name: the same spec text for every
+    prompt); its one dataset is a data frame (``current`` is the outline, set again per pick).
 
     Example: head_picker([0, 0], [0, 1], ["broad", "self"], [0.7, 0.9], title="t", x_title="head",
              y_title="layer", label_title="label", score_title="score")
@@ -872,11 +734,11 @@ def head_picker(
     text = {"mark": {"type": "text", "color": "#1b1b1b", "fontSize": 12},
             "encoding": {"text": {"field": "shown", "type": "nominal"}, "tooltip": tooltip, "x": x, "y": y}}
     return {
-        "config": {"view": dict(_VIEW_CONFIG["view"])}, "layer": [cells, text], "data": {"name": _LAYOUT_DATA},
+        "config": {"view": dict(vl.VIEW)}, "layer": [cells, text], "data": {"name": _LAYOUT_DATA},
         "height": {"step": 34},
         "params": [{"name": HEAD_PICK, "select": {"type": "point", "clear": False, "fields": ["layer", "head"],
                                                   "on": "click"}, "views": [PICK_VIEW]}],
-        "title": title, "width": "container", "$schema": alt.SCHEMA_URL, "datasets": {_LAYOUT_DATA: frame},
+        "title": title, "width": "container", "$schema": vl.SCHEMA_URL, "datasets": {_LAYOUT_DATA: frame},
     }
 
 

@@ -2,7 +2,7 @@
 
 Every builder takes plain arrays and already-translated strings and returns a spec dict with a
 title, axis titles and tooltips that carry the exact values; token labels arrive made visible
-and unique. Builders are memoised process-wide (``ui.resources.memo``: same inputs -> the same
+and unique. Builders are memoised process-wide (``serving.registry.memo``: same inputs -> the same
 read-only dict, nothing pickled), so a rerun that changes nothing in a chart costs a lookup.
 Draw them with ``ui.charts.common.vega`` (it themes a copy).
 """
@@ -12,24 +12,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import altair as alt
 import numpy as np
-import pandas as pd
 
 from ui.charts import vl
-from ui.charts.vl import CELL_TEXT_LIMIT, CJK_FONT, field as _field, legend as _legend, tooltip as _tip
-from ui.resources import memo
+from ui.charts.vl import CELL_TEXT_LIMIT, field as _field, legend as _legend, tooltip as _tip
+from serving.registry import memo
 
 Spec = dict[str, Any]
 KIND_COLORS = {"embed": "#7048e8", "head": "#2f6fdb", "attn_bias": "#74c0fc", "mlp": "#e8590c", "norm_bias": "#868e96"}
 SERIES_COLORS = ["#2f6fdb", "#e8590c", "#2f9e44", "#c2255c", "#9c36b5", "#868e96", "#c9a227"]
-
-
-def _finish(chart: alt.TopLevelMixin, height: int | None = None) -> Spec:
-    chart = chart.properties(autosize=alt.AutoSizeParams(type="fit-x", contains="padding"))
-    if height is not None:
-        chart = chart.properties(height=height)
-    return chart.configure(font=CJK_FONT).to_dict(validate=False)
 
 
 def _spec(body: Spec, datasets: dict[str, vl.Rows], title: str, height: int, data: str | None = None) -> Spec:
@@ -153,21 +144,19 @@ def stacked_share(labels: Sequence[str], values: Sequence[int], *, title: str, x
                   bar_label: str, colors: Sequence[str] | None = None) -> Spec:
     """One horizontal bar split into components (parameters), each with its exact count and share."""
     total = float(sum(values)) or 1.0
-    frame = pd.DataFrame({"part": list(labels), "value": [int(v) for v in values], "bar": bar_label})
-    frame["shown"] = [f"{int(v):,}" for v in frame["value"]]
-    frame["share"] = [f"{100 * v / total:.1f} %" for v in frame["value"]]
-    frame["order"] = range(len(frame))
-    chart = alt.Chart(frame).mark_bar().encode(
-        x=alt.X("value:Q", title=x_title, stack="zero"),
-        y=alt.Y("bar:N", title=None),
-        color=alt.Color("part:N", sort=list(labels), title=color_title,
-                        scale=alt.Scale(domain=list(labels), range=list(colors or SERIES_COLORS[: len(labels)])),
-                        legend=alt.Legend(orient="bottom", direction="horizontal", labelLimit=260, columns=2)),
-        order=alt.Order("order:Q"),
-        tooltip=[alt.Tooltip("part:N", title=color_title), alt.Tooltip("shown:N", title=x_title),
-                 alt.Tooltip("share:N", title="%")],
-    ).properties(title=title)
-    return _finish(chart, 70)
+    records = [{"part": part, "value": int(v), "bar": bar_label, "shown": f"{int(v):,}",
+                "share": f"{100 * int(v) / total:.1f} %", "order": i} for i, (part, v) in enumerate(zip(labels, values))]
+    encoding = {
+        "color": _field("part", "nominal", legend=_legend(labelLimit=260, columns=2),
+                        scale=vl.scale(labels, colors or SERIES_COLORS[: len(labels)]), sort=list(labels),
+                        title=color_title),
+        "order": _field("order", "quantitative"),
+        "tooltip": [_tip("part", color_title), _tip("shown", x_title), _tip("share", "%")],
+        "x": _field("value", "quantitative", stack="zero", title=x_title),
+        "y": _field("bar", "nominal", title=None),
+    }
+    name = vl.dataset_name(records)
+    return _spec({"mark": {"type": "bar"}, "encoding": encoding}, {name: records}, title, 70, data=name)
 
 
 ORDER_SUFFIX = "__order"  # a row's place on an axis, for ``stable``

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 import threading
 import weakref
@@ -10,13 +11,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-import altair as alt
 import numpy as np
-import pandas as pd
 
+from ui.charts import vl
+from ui.charts.vl import CELL_TEXT_LIMIT, CJK_FONT, SEQUENTIAL_BLUES  # noqa: F401  (re-exported)
 from ui.presenter import PRESENTER_KEY, presenter_on  # noqa: F401  (re-exported: pages import them from here)
-
-CJK_FONT = "Noto Sans CJK SC, Noto Sans SC, PingFang SC, Microsoft YaHei, sans-serif"
 
 
 def heatmap(
@@ -33,49 +32,50 @@ def heatmap(
     value_format: str = ".3f",
     show_values: bool = False,
     cell_size: int | None = None,
-) -> alt.Chart:
+) -> dict[str, Any]:
     """A labelled matrix. NaN or ±inf cells (e.g. masked scores) are drawn grey.
 
     Example: heatmap(np.eye(2), ["a", "b"], ["a", "b"], title="I", x_title="k", y_title="q", value_title="w")
     """
     matrix = np.asarray(matrix, dtype=float)
-    rows, cols = matrix.shape
-    if len(row_labels) != rows or len(col_labels) != cols:
-        raise ValueError(f"labels {len(row_labels)}×{len(col_labels)} do not fit matrix {rows}×{cols}")
-    ii, jj = np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")
-    values = matrix.ravel()
-    finite = np.isfinite(values)
-    frame = pd.DataFrame({
-        "row": [row_labels[i] for i in ii.ravel()],
-        "col": [col_labels[j] for j in jj.ravel()],
-        "value": np.where(finite, values, np.nan),
-        "shown": [format(v, value_format) if f else ("−∞" if v < 0 else "∞" if v > 0 else "—")
-                  for v, f in zip(values, finite)],
-    })
+    n_rows, n_cols = matrix.shape
+    if len(row_labels) != n_rows or len(col_labels) != n_cols:
+        raise ValueError(f"labels {len(row_labels)}×{len(col_labels)} do not fit matrix {n_rows}×{n_cols}")
+    cells = matrix.tolist()
+    rows = [{"row": r, "col": c, "value": vl.json_number(cells[i][j]), "shown": _cell_text(cells[i][j], value_format)}
+            for i, r in enumerate(row_labels) for j, c in enumerate(col_labels)]
+    finite = matrix[np.isfinite(matrix)]
     if diverging:
-        bound = float(np.nanmax(np.abs(frame["value"]))) if finite.any() else 1.0
-        scale = alt.Scale(scheme="redblue", domain=[-bound, bound], reverse=True)
-    else:
-        scale = alt.Scale(scheme=SEQUENTIAL_BLUES if scheme == "blues" else scheme)  # 0 visible on dark
-    x = alt.X("col:N", sort=list(col_labels), title=x_title, axis=alt.Axis(labelAngle=-45, labelLimit=120, labelOverlap=cols > 32))
-    y = alt.Y("row:N", sort=list(row_labels), title=y_title, axis=alt.Axis(labelLimit=160, labelOverlap=rows > 32))
-    base = alt.Chart(frame)
-    rects = base.mark_rect().encode(
-        x=x, y=y,
-        color=alt.condition("isValid(datum.value)", alt.Color("value:Q", scale=scale, title=value_title),
-                            alt.value("#9e9e9e")),
-        tooltip=[alt.Tooltip("row:N", title=y_title), alt.Tooltip("col:N", title=x_title),
-                 alt.Tooltip("shown:N", title=value_title)],
-    )
-    layers: list[alt.Chart] = [rects]
+        bound = float(np.abs(finite).max()) if finite.size else 1.0
+        scale: dict[str, Any] = {"domain": [-bound, bound], "reverse": True, "scheme": "redblue"}
+    else:  # the default blues start light, not white: 0 stays visible on the dark theme
+        scale = {"scheme": dict(vl.SEQUENTIAL_BLUES) if scheme == "blues" else scheme}
+    x = vl.field("col", "nominal", axis={"labelAngle": -45, "labelLimit": 120, "labelOverlap": n_cols > 32},
+                 sort=list(col_labels), title=x_title)
+    y = vl.field("row", "nominal", axis={"labelLimit": 160, "labelOverlap": n_rows > 32}, sort=list(row_labels),
+                 title=y_title)
+    colour = {"condition": {"test": "isValid(datum.value)",
+                            **vl.field("value", "quantitative", scale=scale, title=value_title)},
+              "value": "#9e9e9e"}
+    layers = [{"mark": {"type": "rect"}, "encoding": {
+        "color": colour, "tooltip": [vl.tooltip("row", y_title), vl.tooltip("col", x_title),
+                                     vl.tooltip("shown", value_title)], "x": x, "y": y}}]
     if show_values:
-        layers.append(base.mark_text(fontSize=11).encode(x=x, y=y, text="shown:N",
-                                                        color=alt.value("#111111")))
-    chart = alt.layer(*layers).properties(title=title)
-    if cell_size:
-        # alt.Step, not pixels: a layered chart with a pixel size collapses in Streamlit 1.67.
-        chart = chart.properties(width=alt.Step(cell_size), height=alt.Step(cell_size))
-    return chart
+        layers.append({"mark": {"type": "text", "fontSize": 11}, "encoding": {
+            "color": {"value": "#111111"}, "text": vl.field("shown", "nominal"), "x": x, "y": y}})
+    # Steps, not pixels: a layered chart with a pixel size collapses in Streamlit 1.67.
+    size = {"step": cell_size} if cell_size else None
+    out = vl.spec({"layer": layers}, {vl.TABLE: rows}, title=title, height=size, width=size, data=vl.TABLE,
+                  autosized=False)
+    out["config"] = {"view": dict(vl.VIEW)}  # the theme's font comes with ``vega``
+    return out
+
+
+def _cell_text(value: float, value_format: str) -> str:
+    """A cell's text: the number, or −∞ / ∞ / — where there is none."""
+    if math.isfinite(value):
+        return format(value, value_format)
+    return "−∞" if value < 0 else "∞" if value > 0 else "—"
 
 
 def bar_chart(
@@ -91,13 +91,11 @@ def bar_chart(
 ) -> dict[str, Any]:
     """Bars in the given order, optionally highlighting some (e.g. tokens that survive top-k).
 
-    Written as the Vega-Lite dict Altair wrote for this chart (``tests/unit/test_chart_theme.py``
-    compares the two), without Altair's schema objects: 5-15 ms less server time for each new
-    question on the Embeddings page, and rows instead of a data frame to size and send.
+    Example: bar_chart(["a", "b"], [0.7, 0.3], title="p", x_title="p", y_title="token", highlight=[True, False])
     """
     shown = [format(float(v), value_format) for v in values]
     marks = list(highlight) if highlight is not None else [True] * len(shown)
-    rows = [{"label": label, "value": _json_float(v), "shown": text, "highlight": bool(h)}
+    rows = [{"label": label, "value": vl.json_number(v), "shown": text, "highlight": bool(h)}
             for label, v, text, h in zip(labels, values, shown, marks)]
     label_axis = {"axis": {"labelLimit": 160}, "field": "label", "sort": list(labels),
                   "title": y_title if horizontal else x_title, "type": "nominal"}
@@ -117,15 +115,9 @@ def bar_chart(
     if horizontal:  # 24 px a bar: at Vega's 20 every other label was hidden as overlapping
         spec["height"] = {"step": 24}
     spec["title"] = title
-    spec["$schema"] = alt.SCHEMA_URL
+    spec["$schema"] = vl.SCHEMA_URL
     spec["datasets"] = {"table": rows}
     return spec
-
-
-def _json_float(v: Any) -> float | None:
-    """A float as a JSON dataset carries it: NaN is null (as the data frame path sent it)."""
-    v = float(v)
-    return None if v != v else v
 
 
 # --- one theme for every chart: readable defaults, larger fonts in presenter mode ---------------
@@ -151,21 +143,6 @@ class Fonts:
 # Readable from the back of a room at 1366×768: a little above Streamlit's 12 / 14 px.
 DEFAULT_FONTS = Fonts(axis_label=13, axis_title=14, title=16, legend_label=13, legend_title=14, mark_text=12)
 PRESENTER_FONTS = Fonts(axis_label=16, axis_title=18, title=20, legend_label=16, legend_title=18, mark_text=16)
-
-# Text written in a grid cell is cut ("…") to the cell's width on screen, so narrow cells on a
-# phone (a long prompt, the logit lens at 390 px) never write over their neighbours; hover
-# shows the whole token.
-CELL_TEXT_LIMIT = "max(12, bandwidth('x') - 4)"
-
-
-def cell_text_limit() -> alt.ExprRef:
-    return alt.ExprRef(expr=CELL_TEXT_LIMIT)
-
-
-# Sequential colour scales start at a light blue, not white: a zero cell stays visible (and
-# is not a glaring white block) on Streamlit's dark background.
-SEQUENTIAL_BLUES = alt.SchemeParams(name="blues", extent=[0.12, 1.0])
-
 
 def fonts(presenter: bool | None = None) -> Fonts:
     return PRESENTER_FONTS if (presenter_on() if presenter is None else presenter) else DEFAULT_FONTS
@@ -376,8 +353,8 @@ def style_vega(spec: dict[str, Any], presenter: bool | None = None) -> dict[str,
     return styled
 
 
-def vega(spec: dict[str, Any] | alt.TopLevelMixin, *, live: bool = False, **kwargs: Any) -> Any:
-    """Draw a Vega-Lite spec (or an Altair chart) with the session's theme.
+def vega(spec: dict[str, Any], *, live: bool = False, **kwargs: Any) -> Any:
+    """Draw a Vega-Lite spec (a dict from a ``ui.charts`` builder) with the session's theme.
 
     Takes ``st.vega_lite_chart``'s keyword arguments (``width``, ``key``, ``on_select``, ...)
     and returns what it returns (the selection state when ``on_select`` is given).
@@ -388,8 +365,8 @@ def vega(spec: dict[str, Any] | alt.TopLevelMixin, *, live: bool = False, **kwar
     """
     import streamlit as st
 
-    if not isinstance(spec, dict):
-        from ui.charts.spec import chart_spec  # data frames of any length, sent as Arrow ([W2-E] 3)
+    if not isinstance(spec, dict):  # an Altair chart of a module not yet written as dicts
+        from ui.charts.spec import chart_spec
 
         spec = chart_spec(spec, validate=False)
     styled = style_vega(spec)
@@ -458,15 +435,11 @@ def _rows_table(data: Any) -> Any:
         return None
 
 
-altair = vega  # an Altair chart goes through the same path
-
-
 def vega_cached(builder: Any, args: tuple = (), kwargs: dict[str, Any] | None = None, **chart_kwargs: Any) -> Any:
     """``vega(builder(*args, **kwargs))`` with the chart's spec built once per input.
 
-    Building an Altair chart validates parts of it against the Vega-Lite schema as it goes
-    (tens of ms for a layered chart); the spec is kept (shared, read-only) and a rerun that
-    draws the same chart costs a lookup. ``chart_kwargs`` go to ``st.vega_lite_chart``.
+    The spec is kept (shared, read-only) and a rerun that draws the same chart costs a lookup
+    instead of a rebuild. ``chart_kwargs`` go to ``st.vega_lite_chart``.
 
     Example: draw.vega_cached(head_picker, (layers, heads, labels, scores), dict(title="t", ...), key="pick")
     """
@@ -474,19 +447,16 @@ def vega_cached(builder: Any, args: tuple = (), kwargs: dict[str, Any] | None = 
 
 
 def vega_spec_cached(builder: Any, args: tuple = (), kwargs: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The Vega-Lite spec of ``builder(*args, **kwargs)`` (an Altair chart or a spec dict), built
-    once per input and shared read-only (datasets as data frames, for ``vega``)."""
+    """The Vega-Lite spec of ``builder(*args, **kwargs)``, built once per input and shared read-only."""
     from serving.registry import memo
 
     @memo(maxsize=256)  # bounded by bytes too (serving.registry)
     def build(builder: Any, args: tuple, kwargs: dict[str, Any]) -> dict[str, Any]:
-        import os
-
-        from ui.charts.spec import chart_spec
-
         chart = builder(*args, **kwargs)
         if isinstance(chart, dict):
             return chart
-        return chart_spec(chart, validate=os.environ.get("TOKEN_JOURNEY_VALIDATE_SPECS", "0") == "1")
+        from ui.charts.spec import chart_spec  # an Altair chart of a module not yet written as dicts
+
+        return chart_spec(chart, validate=False)
 
     return build(builder, tuple(args), dict(kwargs or {}))

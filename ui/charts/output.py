@@ -17,6 +17,7 @@ import numpy as np
 
 from serving.registry import memo
 from ui.charts import vl
+from ui.charts.common import heatmap
 from ui.charts.vl import CELL_TEXT_LIMIT, SEQUENTIAL_BLUES, TABLE
 from ui.charts.vl import field as _field, legend_below as _legend_below, scale as _scale, tooltip as _tip
 from ui.tokens import display_token, token_labels  # noqa: F401  (token_labels: re-exported, pages import it from here)
@@ -40,7 +41,6 @@ LABEL_TEXT = "#76808f"  # value labels beside bars: readable on the light and th
 ChartSpec = dict[str, Any]  # a finished Vega-Lite spec with its data
 
 _TABLE_REF = {"name": TABLE}
-_SEQUENTIAL_BLUES = SEQUENTIAL_BLUES
 
 
 def _spec(body: dict[str, Any], rows: list[dict[str, Any]], *, title: Any, height: int, top_data: bool = True,
@@ -51,7 +51,7 @@ def _spec(body: dict[str, Any], rows: list[dict[str, Any]], *, title: Any, heigh
 
 
 def show(chart: ChartSpec | Any, width: str = "stretch", live: bool = False) -> None:
-    """Render a spec from this module (or any Altair chart, unvalidated) with Streamlit's theme.
+    """Render a spec from this module with Streamlit's theme.
 
     ``live=True`` for a chart a control redraws: its title and parameters travel as data, so the
     browser updates the chart it has instead of building a new one (``ui.charts.live``)."""
@@ -272,7 +272,7 @@ def logit_lens_chart(
     # "embedding (before block 0)" whole
     y = _field("stage", "nominal", axis={"labelLimit": 280}, sort=list(stage_labels), title=y_title)
     cells = {"mark": {"type": "rect", "stroke": RECOMPUTE_COLOR}, "encoding": {
-        "color": _field("prob", "quantitative", scale={"domain": [0, 1], "scheme": dict(_SEQUENTIAL_BLUES)},
+        "color": _field("prob", "quantitative", scale={"domain": [0, 1], "scheme": dict(SEQUENTIAL_BLUES)},
                         title=value_title),
         "strokeWidth": {"condition": {"test": "datum.is_final", "value": 3}, "value": 0},
         "tooltip": [_tip("stage", y_title), _tip("rank", x_title, "ordinal"), _tip("token", token_title),
@@ -389,33 +389,12 @@ def cache_length_chart(
     value_format: str = ".0f",
     show_values: bool = False,
 ) -> ChartSpec:
-    """The cache length of every layer after each step: ``ui.charts.common.heatmap``'s chart
-    (same spec, a test compares them) for a matrix of finite numbers, as a dict."""
+    """The cache length of every layer after each step: ``ui.charts.common.heatmap`` of finite numbers."""
     values = np.asarray(matrix, dtype=float)
-    n_rows, n_cols = values.shape
-    if len(row_labels) != n_rows or len(col_labels) != n_cols:
-        raise ValueError(f"labels {len(row_labels)}×{len(col_labels)} do not fit matrix {n_rows}×{n_cols}")
-    if not np.isfinite(values).all():
+    if values.ndim == 2 and not np.isfinite(values).all():
         raise ValueError("cache lengths are finite numbers")
-    cells = values.tolist()
-    rows = [{"row": r, "col": c, "value": cells[i][j], "shown": format(cells[i][j], value_format)}
-            for i, r in enumerate(row_labels) for j, c in enumerate(col_labels)]
-    x = _field("col", "nominal", axis={"labelAngle": -45, "labelLimit": 120, "labelOverlap": n_cols > 32},
-               sort=list(col_labels), title=x_title)
-    y = _field("row", "nominal", axis={"labelLimit": 160, "labelOverlap": n_rows > 32}, sort=list(row_labels),
-               title=y_title)
-    layers = [{"mark": {"type": "rect"}, "encoding": {
-        "color": {"condition": {"test": "isValid(datum.value)",
-                                **_field("value", "quantitative", scale={"scheme": dict(_SEQUENTIAL_BLUES)},
-                                         title=value_title)},
-                  "value": "#9e9e9e"},
-        "tooltip": [_tip("row", y_title), _tip("col", x_title), _tip("shown", value_title)], "x": x, "y": y}}]
-    if show_values:
-        layers.append({"mark": {"type": "text", "fontSize": 11},
-                       "encoding": {"color": {"value": "#111111"}, "text": _field("shown", "nominal"), "x": x, "y": y}})
-    spec = {"config": vl.base_config(font=False), "data": dict(_TABLE_REF), "layer": layers, "title": title,
-            "$schema": VEGA_LITE_SCHEMA, "datasets": {TABLE: rows}}
-    return spec
+    return heatmap(values, row_labels, col_labels, title=title, x_title=x_title, y_title=y_title,
+                   value_title=value_title, value_format=value_format, show_values=show_values)
 
 
 def causal_mask_chart(

@@ -1,5 +1,8 @@
 """An Altair chart's Vega-Lite spec with its data frames handed over untouched.
 
+Only for the chart modules still written with Altair (training, vectors, positional); every
+other builder returns a Vega-Lite dict (``ui.charts.vl``), which ``chart_spec`` passes through.
+
 Altair refuses data frames of more than 5,000 rows when it writes a spec (``MaxRowsError``),
 to protect notebooks that embed data as JSON. We never embed: Streamlit sends every dataset
 to the browser as Arrow (compact typed columns). So ``chart_spec`` lifts the limit
@@ -39,11 +42,14 @@ def _charts(node: Any) -> list[Any]:
     return found
 
 
-def chart_spec(chart: alt.TopLevelMixin, *, validate: bool = True) -> dict[str, Any]:
+def chart_spec(chart: alt.TopLevelMixin | dict[str, Any], *, validate: bool = True) -> dict[str, Any]:
     """The chart's Vega-Lite dict; its data frames (any number of rows) under ``datasets``.
+    A dict (a finished spec) is returned as it is.
 
     Example: st.vega_lite_chart(chart_spec(alt.Chart(big_frame).mark_rect()...))
     """
+    if isinstance(chart, dict):
+        return chart
     swapped: list[tuple[Any, Any]] = []
     datasets: dict[str, pd.DataFrame] = {}
     names: dict[int, str] = {}

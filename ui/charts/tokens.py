@@ -5,11 +5,10 @@ The same token always gets the same colour (a hash of its text picks from 48 lig
 ``chip_colors`` keeps two different tokens on one chart apart), so "est" in *newest* and in
 *widest* visibly match, and different tokens never look alike among the first 48.
 
-Speed: building and validating an Altair layer costs tens of milliseconds, too much for a page
-that re-renders on every step of a "play" animation. So each chart's *shape* is built once
-with Altair (cached per set of titles) using named data and parameters, and every call only
-fills in the data, the title and the parameter values of a shallow copy (a few ms). Render
-the returned dict with ``st.vega_lite_chart(spec, width="stretch")``.
+Speed: a page re-renders these on every step of a "play" animation. So each chart's *shape* is
+built once (cached per set of titles) with named data and parameters, and every call only fills
+in the data, the title and the parameter values of a shallow copy. Draw the returned dict with
+``ui.charts.common.vega``.
 """
 
 from __future__ import annotations
@@ -20,10 +19,10 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-import altair as alt
-
 from core.text.bpe_view import display_width, layout_chips
-from ui.charts.common import CJK_FONT, wrap_title
+from ui.charts import vl
+from ui.charts.common import wrap_title
+from ui.charts.vl import CJK_FONT
 
 # Light fills keep the dark chip text readable in both the light and the dark theme. 48 hues
 # (golden-angle steps, two lightness levels): a token's hash picks its preferred colour, and
@@ -176,40 +175,38 @@ def y_title_lines(title: str) -> list[str]:
 
 @lru_cache(maxsize=64)
 def _chips_template(x_title: str, y_title: str, token_title: str, detail_titles: tuple[str, ...]) -> Spec:
-    width_param = alt.param(name="line_width", value=MIN_LINE_WIDTH)
-    x_scale = alt.Scale(domainMin=0, domainMax=alt.ExprRef(expr="line_width"), nice=False, zero=True)
+    """``token_chips``' spec without its data, title and width: a chip (rect) with its text on it."""
+    x_scale = {"domainMax": {"expr": "line_width"}, "domainMin": 0, "nice": False, "zero": True}
     # The y title is written level, in short lines above the row labels (right-aligned with
     # them): a chart of one to a few rows is too flat for a rotated title (it was cut, and a
     # one-character "词" lay on its side), and beside the labels it took the chips' width.
     lines = y_title_lines(y_title)
-    y = alt.Y("row:N", sort=alt.EncodingSortField(field="order", op="min"), title=lines,
-              axis=alt.Axis(labelLimit=220, ticks=False, domain=False, labelFontSize=12, labelFont=CJK_FONT,
-                            titleAngle=0, titleAlign="right", titleAnchor="end", titleBaseline="top",
-                            titleLineHeight=Y_TITLE_LINE_PX, titleX=0,
-                            titleY=-(len(lines) * Y_TITLE_LINE_PX + 4)))  # the last line ends 4 px above row 1
-    tooltip = [alt.Tooltip("full:N", title=token_title)]
-    tooltip += [alt.Tooltip(f"detail_{i}:N", title=name) for i, name in enumerate(detail_titles)]
-    base = alt.Chart(alt.NamedData(name=_CHIPS))
-    rects = base.mark_rect(cornerRadius=5, height=ROW_HEIGHT_PX - 8).encode(
-        x=alt.X("x0:Q", scale=x_scale, title=x_title,
-                axis=alt.Axis(labels=False, ticks=False, grid=False, domain=False)),
-        x2="x1:Q",
-        y=y,
-        fill=alt.Fill("fill:N", scale=None),
-        stroke=alt.Stroke("stroke:N", scale=None),
-        strokeWidth=alt.StrokeWidth("stroke_width:Q", scale=None),
-        tooltip=tooltip,
-    )
-    text = base.mark_text(fontSize=14, font=CJK_FONT, color=CHIP_TEXT_COLOR).encode(
-        x=alt.X("mid:Q", scale=x_scale),
-        y=y,
-        text="label:N",
-        tooltip=tooltip,
-    )
+    y_axis = {"domain": False, "labelFont": CJK_FONT, "labelFontSize": 12, "labelLimit": 220, "ticks": False,
+              "titleAlign": "right", "titleAnchor": "end", "titleAngle": 0, "titleBaseline": "top",
+              "titleLineHeight": Y_TITLE_LINE_PX, "titleX": 0,
+              "titleY": -(len(lines) * Y_TITLE_LINE_PX + 4)}  # the last line ends 4 px above row 1
+
+    def y() -> Spec:  # a fresh copy per layer
+        return vl.field("row", "nominal", axis=dict(y_axis), sort={"field": "order", "op": "min"}, title=list(lines))
+
+    def tooltip() -> list[Spec]:
+        return [vl.tooltip("full", token_title)] + [vl.tooltip(f"detail_{i}", name)
+                                                     for i, name in enumerate(detail_titles)]
+
+    rects = {"mark": {"type": "rect", "cornerRadius": 5, "height": ROW_HEIGHT_PX - 8}, "encoding": {
+        "fill": vl.field("fill", "nominal", scale=None), "stroke": vl.field("stroke", "nominal", scale=None),
+        "strokeWidth": vl.field("stroke_width", "quantitative", scale=None), "tooltip": tooltip(),
+        "x": vl.field("x0", "quantitative", axis={"domain": False, "grid": False, "labels": False, "ticks": False},
+                      scale=dict(x_scale), title=x_title),
+        "x2": {"field": "x1"}, "y": y()}}
+    text = {"mark": {"type": "text", "color": CHIP_TEXT_COLOR, "font": CJK_FONT, "fontSize": 14}, "encoding": {
+        "text": vl.field("label", "nominal"), "tooltip": tooltip(),
+        "x": vl.field("mid", "quantitative", scale=dict(x_scale)), "y": y()}}
     # A step (px per row), not a fixed height: Streamlit 1.67 collapses a discrete axis whose
     # chart has a numeric height (all rows drawn on top of each other).
-    chart = alt.layer(rects, text).add_params(width_param).properties(title="", height=alt.Step(ROW_HEIGHT_PX))
-    return chart.to_dict()
+    return {"config": {"view": dict(vl.VIEW)}, "layer": [rects, text], "data": {"name": _CHIPS},
+            "height": {"step": ROW_HEIGHT_PX}, "params": [{"name": "line_width", "value": MIN_LINE_WIDTH}],
+            "title": "", "$schema": vl.SCHEMA_URL}
 
 
 def token_chips(
@@ -242,33 +239,35 @@ def token_chips(
 
 @lru_cache(maxsize=64)
 def _curve_template(x_title: str, total_title: str, per_word_title: str, vocab_title: str, points: bool) -> Spec:
-    current = alt.param(name="current", value=0)
-    tooltip = [
-        alt.Tooltip("merges:Q", title=x_title),
-        alt.Tooltip("vocab:Q", title=vocab_title),
-        alt.Tooltip("total:Q", title=total_title),
-        alt.Tooltip("per_word:Q", title=per_word_title, format=".2f"),
-    ]
-    x = alt.X("merges:Q", title=x_title, scale=alt.Scale(zero=True, nice=False),
-              axis=alt.Axis(format="d", tickMinStep=1))
-    total_scale = alt.Scale(domainMin=0, domainMax=alt.ExprRef(expr="top"))
-    base = alt.Chart(alt.NamedData(name=_CURVE))
-    total_line = base.mark_line(point=points).encode(
-        x=x, y=alt.Y("total:Q", title=total_title, scale=total_scale), tooltip=tooltip)
-    now = base.transform_filter("datum.merges == current")
-    rule = now.mark_rule(color=HIGHLIGHT_STROKE, strokeDash=[4, 3], size=2).encode(x="merges:Q", tooltip=tooltip)
-    dot = now.mark_point(color=HIGHLIGHT_STROKE, filled=True, size=120).encode(
-        x="merges:Q", y=alt.Y("total:Q", scale=total_scale), tooltip=tooltip)
+    """``token_count_curve``'s spec without its data, title and parameter values."""
+    def tooltip() -> list[Spec]:  # a fresh copy per layer
+        return [vl.tooltip("merges", x_title, "quantitative"), vl.tooltip("vocab", vocab_title, "quantitative"),
+                vl.tooltip("total", total_title, "quantitative"),
+                vl.tooltip("per_word", per_word_title, "quantitative", format=".2f")]
+
+    def x() -> Spec:
+        return vl.field("merges", "quantitative", axis={"format": "d", "tickMinStep": 1},
+                        scale={"nice": False, "zero": True}, title=x_title)
+
+    def total(**extra: Any) -> Spec:
+        return vl.field("total", "quantitative", scale={"domainMax": {"expr": "top"}, "domainMin": 0}, **extra)
+
+    now = [{"filter": "datum.merges == current"}]
+    total_line = {"mark": {"type": "line", "point": points},
+                  "encoding": {"tooltip": tooltip(), "x": x(), "y": total(title=total_title)}}
+    rule = {"mark": {"type": "rule", "color": HIGHLIGHT_STROKE, "size": 2, "strokeDash": [4, 3]},
+            "encoding": {"tooltip": tooltip(), "x": vl.field("merges", "quantitative")}, "transform": list(now)}
+    dot = {"mark": {"type": "point", "color": HIGHLIGHT_STROKE, "filled": True, "size": 120},
+           "encoding": {"tooltip": tooltip(), "x": vl.field("merges", "quantitative"), "y": total()},
+           "transform": list(now)}
     # Tokens per word = total / words: the same line, read on a second (right) axis.
-    per_word = base.mark_line(opacity=0).encode(
-        x=x, y=alt.Y("per_word:Q", title=per_word_title,
-                     scale=alt.Scale(domainMin=0, domainMax=alt.ExprRef(expr="top_per_word")),
-                     axis=alt.Axis(orient="right")))
-    left = alt.layer(total_line, rule, dot)  # these share the left axis
-    chart = (alt.layer(left, per_word).resolve_scale(y="independent")
-             .add_params(current, alt.param(name="top", value=1), alt.param(name="top_per_word", value=1))
-             .properties(title="", height=280))
-    return chart.to_dict()
+    per_word = {"mark": {"type": "line", "opacity": 0}, "encoding": {
+        "x": x(), "y": vl.field("per_word", "quantitative", axis={"orient": "right"},
+                                scale={"domainMax": {"expr": "top_per_word"}, "domainMin": 0}, title=per_word_title)}}
+    return {"config": {"view": dict(vl.VIEW)}, "layer": [{"layer": [total_line, rule, dot]}, per_word],
+            "data": {"name": _CURVE}, "height": 280,
+            "params": [{"name": "current", "value": 0}, {"name": "top", "value": 1}, {"name": "top_per_word", "value": 1}],
+            "resolve": {"scale": {"y": "independent"}}, "title": "", "$schema": vl.SCHEMA_URL}
 
 
 def token_count_curve(

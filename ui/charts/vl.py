@@ -32,7 +32,7 @@ SCHEMA_URL = "https://vega.github.io/schema/vega-lite/v6.4.1.json"
 # Chinese glyphs first, so a 中文 label never falls back to a box; Latin text reads the same.
 CJK_FONT = "Noto Sans CJK SC, Noto Sans SC, PingFang SC, Microsoft YaHei, sans-serif"
 
-# Vega-Lite's default view size (what Altair writes into every top-level spec).
+# Vega-Lite's default view size, written into every top-level spec.
 VIEW = {"continuousWidth": 300, "continuousHeight": 300}
 
 # Text written in a grid cell is cut ("…") to the cell's width on screen, so narrow cells on a
@@ -170,6 +170,37 @@ def spec(body: Spec, datasets: dict[str, Rows], *, title: Any, height: Any = Non
     out["title"] = title
     if width is not None:
         out["width"] = width
+    out["$schema"] = SCHEMA_URL
+    out["datasets"] = datasets
+    return out
+
+
+def hconcat(charts: Sequence[Spec], *, title: Any, spacing: int | None = None,
+            independent: Sequence[str] = ()) -> Spec:
+    """Finished charts side by side as one chart: each keeps its own data (renamed ``<name>-<i>``
+    so that two charts' datasets never collide), its size and title; ``independent`` channels
+    (e.g. ``("color",)``) get a scale per chart.
+
+    Example: hconcat([left, right], title="weights and shift", spacing=24, independent=("color",))
+    """
+    datasets: dict[str, Rows] = {}
+    children = []
+    for i, chart in enumerate(charts):
+        names = {name: f"{name}-{i}" for name in chart.get("datasets") or {}}
+        datasets.update({names[name]: rows for name, rows in (chart.get("datasets") or {}).items()})
+        child = {k: v for k, v in chart.items() if k not in ("config", "$schema", "datasets", "autosize")}
+        if "data" in child:
+            child["data"] = {"name": names[child["data"]["name"]]}
+        if "layer" in child:
+            child["layer"] = [{**layer, "data": {"name": names[layer["data"]["name"]]}} if "name" in layer.get("data", {})
+                              else layer for layer in child["layer"]]
+        children.append(child)
+    out: Spec = {"config": {"view": dict(VIEW)}, "hconcat": children}
+    if independent:
+        out["resolve"] = {"scale": {channel: "independent" for channel in independent}}
+    if spacing is not None:
+        out["spacing"] = spacing
+    out["title"] = title
     out["$schema"] = SCHEMA_URL
     out["datasets"] = datasets
     return out
