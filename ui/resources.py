@@ -481,7 +481,6 @@ def _refreeze_while_serving() -> None:
 
 def _warm_imports() -> None:
     """Import what the pages import, so it is loaded before the heap is frozen."""
-    import altair  # noqa: F401
     import pandas  # noqa: F401
     import pyarrow  # noqa: F401
 

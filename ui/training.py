@@ -35,7 +35,6 @@ from ui.charts.common import heatmap, vega
 from ui.charts.space3d import embedding_space, joined_space, prompt_ring
 from ui.components import space3d
 from ui.charts.output import token_labels
-from ui.charts.spec import chart_spec
 from ui.charts.vectors import MapText
 from ui.i18n import load_strings, t, translate
 from ui.precompute import EMBEDDINGS_TABLE, embeddings_table
@@ -181,9 +180,9 @@ def _attention_spec(model_name: str, prompt: str, layer: int, head: int, lang: s
     run = run_prompt(model_name, prompt)
     pattern = np.asarray(run.trace[act_name("pattern", layer=layer)])[head]  # (q_pos, k_pos)
     labels = [display_token(x) for x in run.labels()]
-    return chart_spec(heatmap(pattern, labels, labels, title=t("training.replay.attn.title", layer=layer, head=head),
-                              x_title=t("training.axis.key"), y_title=t("training.axis.query"),
-                              value_title=t("training.axis.weight")), validate=False)
+    return heatmap(pattern, labels, labels, title=t("training.replay.attn.title", layer=layer, head=head),
+                   x_title=t("training.axis.key"), y_title=t("training.axis.query"),
+                   value_title=t("training.axis.weight"))
 
 
 def _play_toggle() -> None:

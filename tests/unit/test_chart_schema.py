@@ -141,10 +141,6 @@ def test_the_helpers() -> None:
     assert vl.SEQUENTIAL_BLUES["extent"][0] >= 0.1  # a zero cell stays visible on the dark theme
 
 
-# Modules that still build charts with Altair until they are written as dicts.
-ALTAIR_STILL = {"training.py", "vectors.py", "positional.py", "spec.py"}
-
-
 def test_chart_modules_do_not_use_altair() -> None:
     """One way to build a chart: ``ui.charts.vl`` dicts (Altair stays only as Streamlit's dependency)."""
     users = []
@@ -153,6 +149,6 @@ def test_chart_modules_do_not_use_altair() -> None:
         names = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
                  for alias in node.names}
         names |= {(node.module or "").split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
-        if "altair" in names and path.name not in ALTAIR_STILL:
+        if "altair" in names:
             users.append(path.name)
     assert not users, f"write these charts with ui.charts.vl: {users}"

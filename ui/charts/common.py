@@ -365,10 +365,6 @@ def vega(spec: dict[str, Any], *, live: bool = False, **kwargs: Any) -> Any:
     """
     import streamlit as st
 
-    if not isinstance(spec, dict):  # an Altair chart of a module not yet written as dicts
-        from ui.charts.spec import chart_spec
-
-        spec = chart_spec(spec, validate=False)
     styled = style_vega(spec)
     if live:
         from ui.charts.live import live_spec
@@ -429,8 +425,8 @@ def _rows_table(data: Any) -> Any:
         return None
     import pyarrow as pa
 
-    try:
-        return pa.Table.from_pylist(data)
+    try:  # column by column: several times faster than pa.Table.from_pylist on thousands of rows
+        return pa.table({name: [row.get(name) for row in data] for name in columns})
     except (pa.ArrowException, TypeError, ValueError, OverflowError):
         return None
 
@@ -452,11 +448,6 @@ def vega_spec_cached(builder: Any, args: tuple = (), kwargs: dict[str, Any] | No
 
     @memo(maxsize=256)  # bounded by bytes too (serving.registry)
     def build(builder: Any, args: tuple, kwargs: dict[str, Any]) -> dict[str, Any]:
-        chart = builder(*args, **kwargs)
-        if isinstance(chart, dict):
-            return chart
-        from ui.charts.spec import chart_spec  # an Altair chart of a module not yet written as dicts
-
-        return chart_spec(chart, validate=False)
+        return builder(*args, **kwargs)
 
     return build(builder, tuple(args), dict(kwargs or {}))
