@@ -24,6 +24,7 @@ from safetensors.torch import load_file, save_file
 from core.engine import device as devices
 from core.foreign.hf_gpt2 import load_hf_gpt2
 from core.engine.model import GPT, INIT_LOCK, GPTConfig
+from core.engine.presets import ASSETS_MODELS, BUILTIN_PRESETS
 
 __all__ = [
     "ASSETS_MODELS",
@@ -37,7 +38,6 @@ __all__ = [
     "save_checkpoint",
 ]
 
-ASSETS_MODELS = Path(__file__).resolve().parents[2] / "assets" / "models"
 FORMAT = "token-journey-gpt/1"
 WEIGHTS_FILE = "model.safetensors"
 CONFIG_FILE = "config.json"
@@ -225,8 +225,6 @@ def load_builtin(name: str, device: str | None = None) -> LoadedModel:
 
     Example: core.load_builtin("classic").model.run_with_trace(ids)
     """
-    from core import BUILTIN_PRESETS
-
     if name not in BUILTIN_PRESETS:
         raise ValueError(f"unknown built-in model {name!r}; choose one of {list(BUILTIN_PRESETS)}")
     return load_checkpoint(ASSETS_MODELS / name, device=device, preset=name)

@@ -57,7 +57,6 @@ Mode = Literal["classic", "gpt"]
 ENDOFTEXT = "<|endoftext|>"
 FORMAT_NAME = "token-journey-bpe/1"
 _BYTE_TOKENS = tuple(f"<0x{b:02X}>" for b in range(256))
-_USE_WORLD_LEXICON = object()  # sentinel: "load the Chinese lexicon of assets/world.json"
 
 
 def byte_token(b: int) -> str:
@@ -596,18 +595,12 @@ def _chars(extra: Iterable[str]) -> list[str]:
     return out
 
 
-def _default_lexicon() -> list[str]:
-    from core.text.corpus import cjk_lexicon  # lazy: corpus imports this module
-
-    return cjk_lexicon()
-
-
 def train_bpe(
     text: str,
     num_merges: int,
     mode: Mode = "classic",
     *,
-    cjk_lexicon: Iterable[str] | None | object = _USE_WORLD_LEXICON,
+    cjk_lexicon: Iterable[str] | None = (),
     progress: Callable[[int, int], None] | None = None,
     top_k: int = 20,
     extra_chars: Iterable[str] = (),
@@ -619,8 +612,10 @@ def train_bpe(
     Asking for more merges than the corpus allows is not an error: training stops when every
     word is one token and the result has ``stopped_early=True`` and a ``message``.
 
-    ``cjk_lexicon`` (gpt mode) defaults to the Chinese words of ``assets/world.json``; pass
-    ``None`` or ``()`` to treat every Han character as its own piece. ``progress(done, total)``
+    ``cjk_lexicon`` (gpt mode) is the list of Chinese words the pre-tokenizer keeps together,
+    handed in by the caller (the app passes ``core.text.corpus.cjk_lexicon()``, the words of
+    ``assets/world.json``); the default ``()`` treats every Han character as its own piece. The
+    tokenizer knows no corpus: it is given its lexicon, like its text. ``progress(done, total)``
     is called after every merge. ``extra_chars`` (gpt mode) adds characters to the base
     vocabulary even when the text lacks them (after the text's own characters, in the given
     order): the model tokenizer adds printable ASCII and common Han characters this way, so
@@ -635,8 +630,7 @@ def train_bpe(
         if any(0xD800 <= ord(c) <= 0xDFFF for c in text):
             raise ValueError("training text contains lone surrogate characters "
                              "(not valid Unicode); clean it first")
-        lexicon = _default_lexicon() if cjk_lexicon is _USE_WORLD_LEXICON \
-            else list(cjk_lexicon or ())  # type: ignore[arg-type]
+        lexicon = list(cjk_lexicon or ())
         probe = BPETokenizer("gpt", (), (), cjk_lexicon=lexicon)
         counter: Counter[str] = Counter()
         for chunk, special in probe._split_specials(text, True):
