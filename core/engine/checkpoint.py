@@ -6,7 +6,7 @@ A checkpoint folder, e.g. ``assets/models/classic/``, holds:
     tokenizer files     written by the tokenizer's own ``save`` (incl. Hugging Face tokenizer.json)
     metrics.json        what training measured (parameters, steps, time, losses, probe accuracies)
 
-GPT-2 checkpoints in Hugging Face format load through ``load_hf_gpt2`` (``core.foreign.hf_gpt2``).
+Hugging Face checkpoints (GPT-2, Llama, Qwen2, Mistral) load through ``core.foreign``.
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
 from core.engine import device as devices
-from core.foreign.hf_gpt2 import load_hf_gpt2
 from core.engine.model import GPT, INIT_LOCK, GPTConfig
 from core.engine.presets import ASSETS_MODELS, BUILTIN_PRESETS
 
@@ -34,7 +33,6 @@ __all__ = [
     "LoadedModel",
     "load_builtin",
     "load_checkpoint",
-    "load_hf_gpt2",
     "save_checkpoint",
 ]
 

@@ -4,7 +4,7 @@ The whole model lives in this one file, nanoGPT style: a frozen config, a block 
 attention + MLP, each added back to the residual stream), and the model that stacks blocks
 between an embedding and an unembedding. Parameter names follow the GPT-2 checkpoint
 (``wte``, ``wpe``, ``h.{i}.attn.c_attn``, ``ln_f``, ``lm_head``) so GPT-2 weights load with a
-transpose and nothing else (see ``core.foreign.hf_gpt2``).
+transpose and nothing else (see ``core.foreign.gpt2``).
 
 ``GPT.run_with_trace(ids)`` returns the logits and every intermediate named in
 ``core.engine.names`` as numpy. The trace is a fresh dict made per call and handed back: nothing
@@ -18,7 +18,7 @@ Three generations of design are switchable, each a config field:
 Grouped-query / multi-query attention (``n_kv_head`` < ``n_head``): K and V have only
 ``n_kv_head`` heads, in the trace and in the KV cache; each K/V head serves n_head / n_kv_head
 consecutive query heads, so patterns stay one per query head. Hugging Face Llama / Qwen2 /
-Mistral checkpoints load into this same model (``core.foreign.hf_models``).
+Mistral checkpoints load into this same model (``core.foreign``).
 """
 
 from __future__ import annotations
