@@ -22,7 +22,7 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
 from core.engine import device as devices
-from core.engine.model import GPT, INIT_LOCK, GPTConfig
+from core.engine.model import GPT, INIT_LOCK, GPTConfig, state_mismatch
 from core.engine.presets import ASSETS_MODELS, BUILTIN_PRESETS
 
 __all__ = [
@@ -152,21 +152,17 @@ def load_checkpoint(folder: str | Path, device: str | None = None, preset: str |
 
     with INIT_LOCK:  # its random initialisation must not interleave with a seeded build_model elsewhere
         model = GPT(config)
-    expected = set(model.state_dict())
-    if config.tie_embeddings:
-        expected.discard("lm_head.weight")
-    missing, unexpected = sorted(expected - set(state)), sorted(set(state) - expected)
-    if missing or unexpected:
+    mismatch = state_mismatch(model, state)
+    if mismatch.missing or mismatch.unexpected:
         raise CheckpointCorruptError(
-            f"{weights_file} does not match {path / CONFIG_FILE}: missing {missing[:5]}, unexpected {unexpected[:5]}; {hint}",
+            f"{weights_file} does not match {path / CONFIG_FILE}: missing {mismatch.missing[:5]}, "
+            f"unexpected {mismatch.unexpected[:5]}; {hint}",
             path=weights_file, preset=rebuild,
         )
-    for name, param in model.state_dict().items():
-        if name in state and state[name].shape != param.shape:
-            raise CheckpointCorruptError(
-                f"{weights_file}: {name} has shape {tuple(state[name].shape)}, config expects {tuple(param.shape)}; {hint}",
-                path=weights_file, preset=rebuild,
-            )
+    if mismatch.wrong_shape:
+        name, got, want = mismatch.wrong_shape
+        raise CheckpointCorruptError(f"{weights_file}: {name} has shape {got}, config expects {want}; {hint}",
+                                     path=weights_file, preset=rebuild)
     model.load_state_dict(state, strict=False)  # only the tied lm_head is absent, checked above
     for name, tensor in model.state_dict().items():
         if not torch.isfinite(tensor).all():

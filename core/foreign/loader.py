@@ -20,7 +20,7 @@ from typing import Any
 import torch
 
 from core.engine import device as devices
-from core.engine.model import GPT, GPTConfig
+from core.engine.model import GPT, GPTConfig, rope_frequencies, sinusoidal_table, state_mismatch
 from core.foreign import gpt2, llama, mistral, qwen2
 from core.foreign.config import ForeignModelError, checkpoint_dtype, detect_family, read_config, run_dtype
 from core.foreign.memory import MemoryEstimate, estimate_memory, meta_model
@@ -86,13 +86,9 @@ def read_tensors(files: list[Path], dtype: torch.dtype) -> dict[str, torch.Tenso
 
 def _rebuild_buffers(model: GPT) -> None:
     """Non-persistent buffers (RoPE frequencies, sin/cos table) made again on a real device."""
-    from core.engine.model import llama3_scaled_frequencies, rope_inverse_frequencies, sinusoidal_table
-
     cfg = model.config
     if cfg.positional == "rope":
-        inv_freq = rope_inverse_frequencies(cfg.d_head, cfg.rope_base)
-        if cfg.rope_llama3 is not None:
-            inv_freq = llama3_scaled_frequencies(inv_freq, cfg.rope_llama3)
+        inv_freq = rope_frequencies(cfg)
         for block in model.h:
             block.attn.register_buffer("rope_inv_freq", inv_freq.clone(), persistent=False)
     elif cfg.positional == "sinusoidal":
@@ -104,15 +100,14 @@ def build_from_state(config: GPTConfig, state: dict[str, torch.Tensor], where: s
     if config.tie_embeddings:
         state.pop("lm_head.weight", None)
     model = skeleton if skeleton is not None else meta_model(config)
-    expected = {k for k in model.state_dict() if not (config.tie_embeddings and k == "lm_head.weight")}
-    missing, unexpected = sorted(expected - set(state)), sorted(set(state) - expected)
+    mismatch = state_mismatch(model, state)
+    missing, unexpected = mismatch.missing, mismatch.unexpected
     if missing or unexpected:
         raise ForeignModelError("bad_weights", f"{where}: missing {missing[:5]}, unexpected {unexpected[:5]}",
                                 reason=f"missing {missing[:3]}, unexpected {unexpected[:3]}")
-    for name, param in model.state_dict().items():
-        if name in state and tuple(state[name].shape) != tuple(param.shape):
-            raise ForeignModelError("bad_weights", f"{name}: shape {tuple(state[name].shape)} != {tuple(param.shape)}",
-                                    reason=f"{name} {tuple(state[name].shape)} != {tuple(param.shape)}")
+    if mismatch.wrong_shape:
+        name, got, want = mismatch.wrong_shape
+        raise ForeignModelError("bad_weights", f"{name}: shape {got} != {want}", reason=f"{name} {got} != {want}")
     # No copies: a transposed GPT-2 Conv1D weight stays a view (nn.Linear reads it as fast either way).
     model.load_state_dict(state, strict=False, assign=True)
     if config.tie_embeddings:

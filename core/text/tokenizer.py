@@ -119,6 +119,19 @@ class WordEncoding:
 # --------------------------------------------------------------------------------------------
 
 
+def check_text(text: object) -> str:
+    """``text`` itself when it is a str; a TypeError that says what to do otherwise (both tokenizers use it).
+
+    Example: check_text(b"hi") raises TypeError("expected text (str), got bytes: decode it first, ...")
+    """
+    if isinstance(text, (bytes, bytearray, memoryview)):
+        raise TypeError("expected text (str), got bytes: decode it first, "
+                        "e.g. data.decode('utf-8')")
+    if not isinstance(text, str):
+        raise TypeError(f"expected text (str), got {type(text).__name__}")
+    return text
+
+
 class BPETokenizer:
     """A trained BPE tokenizer (immutable after construction apart from an internal memo of
     encoded pieces; safe to share between threads).
@@ -273,21 +286,13 @@ class BPETokenizer:
                 )
         return ids
 
-    def _check_text(self, text: object) -> str:
-        if isinstance(text, (bytes, bytearray, memoryview)):
-            raise TypeError("expected text (str), got bytes: decode it first, "
-                            "e.g. data.decode('utf-8')")
-        if not isinstance(text, str):
-            raise TypeError(f"expected text (str), got {type(text).__name__}")
-        return text
-
     def encode(self, text: str, *, allow_special: bool = True) -> list[int]:
         """Text → token ids. ``<|endoftext|>`` in the text becomes its special id unless
         ``allow_special=False`` (then it is encoded as ordinary characters).
 
         Example: tok.encode("法国的首都是") → four ids (法国 / 的 / 首都 / 是)
         """
-        text = self._check_text(text)
+        text = check_text(text)
         ids: list[int] = []
         for chunk, special in self._split_specials(text, allow_special):
             if special:
@@ -308,7 +313,7 @@ class BPETokenizer:
 
         Example: tok.tokens("lowest") → ['low', 'est', '</w>'] (classic, 4 merges, seeds)
         """
-        text = self._check_text(text)
+        text = check_text(text)
         if self.mode == "gpt":
             return [self._vocab[i] for i in self.encode(text, allow_special=allow_special)]
         out: list[str] = []
@@ -321,7 +326,7 @@ class BPETokenizer:
 
         Example: tok.encode_with_trace("lowest").merges → (lo, low, es, est) with their ranks
         """
-        text = self._check_text(text)
+        text = check_text(text)
         pieces: list[str] = []
         starts: list[tuple[str, ...]] = []
         applied: list[AppliedMerge] = []
