@@ -150,7 +150,8 @@ def _foreign_loader(name: str, folder: Any) -> Callable[[], Any]:
 
         limit_cpu_threads()
         limit = os.environ.get("TOKEN_JOURNEY_MEMORY_LIMIT_MB", "").strip()  # core reads no environment: pass it in
-        return load_hf_model(folder, name=name, memory_limit_mb=float(limit) if limit else None)  # a ForeignModelError says what is wrong, translated by ui.messages
+        limit_mb = float(limit) if limit.replace(".", "", 1).isdigit() else None  # not a plain number: ignored
+        return load_hf_model(folder, name=name, memory_limit_mb=limit_mb)  # a ForeignModelError says what is wrong, translated by ui.messages
 
     load.__name__ = f"load_foreign_{name}"
     return load
