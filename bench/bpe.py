@@ -94,7 +94,7 @@ def main() -> None:
     print(f"text: {len(text.encode()):,} bytes, {len(text):,} characters")
 
     t0 = time.perf_counter()
-    ours = train_bpe(text, args.merges, mode="gpt")
+    ours = train_bpe(text, args.merges, mode="gpt", cjk_lexicon=cjk_lexicon())
     t_ours = time.perf_counter() - t0
     print(f"ours  (gpt mode, incremental): {len(ours.merges)} merges in {t_ours:.2f} s "
           f"({len(ours.words):,} distinct words)")

@@ -7,7 +7,7 @@ For a 124M-shaped GPT-2 and a 0.5B-shaped Qwen2 (Qwen2.5-0.5B's shape: 24 layers
 random-weight checkpoint with ``save_pretrained`` into a temporary folder, then measures in
 the same process, one after the other:
 
-    load         ours: core.foreign.hf_models.load_hf_model   theirs: AutoModelForCausalLM.from_pretrained(eager)
+    load         ours: core.foreign.load_hf_model   theirs: AutoModelForCausalLM.from_pretrained(eager)
     first trace  ours: run_with_trace (every intermediate as numpy)
                  theirs: forward with output_attentions + output_hidden_states (eager attention)
     forward      plain logits, no trace / no extra outputs
@@ -94,7 +94,7 @@ def clock(fn):
 def bench(family: str, tokens: int, repeat: int) -> list[tuple[str, float, float]]:
     from transformers import AutoModelForCausalLM, DynamicCache
 
-    from core.foreign.hf_models import load_hf_model
+    from core.foreign import load_hf_model
 
     rows = []
     with tempfile.TemporaryDirectory() as tmp:

@@ -32,7 +32,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from core.engine.checkpoint import load_builtin, load_hf_gpt2  # noqa: E402
+from core.engine.checkpoint import load_builtin  # noqa: E402
+from core.foreign import load_hf_weights  # noqa: E402
 from core.engine.model import GPTConfig  # noqa: E402
 
 N_TOKENS = 64
@@ -79,7 +80,7 @@ def trace_vs_transformers(config: GPTConfig, repeats: int) -> tuple[float, float
     with tempfile.TemporaryDirectory() as folder:
         GPT2LMHeadModel(hf_config).save_pretrained(folder, safe_serialization=True)
         reference = GPT2LMHeadModel.from_pretrained(folder, attn_implementation="eager").eval()
-        ours = load_hf_gpt2(folder, device="cpu")
+        ours = load_hf_weights(folder, device="cpu")
     ids = torch.randint(0, config.vocab_size, (N_TOKENS,), generator=torch.Generator().manual_seed(1))
     id_list = ids.tolist()
     batch = ids[None, :]

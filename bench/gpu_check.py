@@ -86,7 +86,7 @@ def compare_foreign() -> bool:
     import tempfile
 
     from core.engine.generation import GenerationSettings, generate
-    from core.foreign.hf_models import load_hf_model
+    from core.foreign import load_hf_model
     from tests.hf_fixtures import build_checkpoint
 
     print(f"\n4. foreign checkpoints (half precision on cuda, relative tolerance {HALF_TOLERANCE:g})")

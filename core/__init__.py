@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["load_builtin", "BUILTIN_PRESETS"]
+from core.engine.presets import BUILTIN_PRESETS
 
-BUILTIN_PRESETS: tuple[str, ...] = ("classic", "modern")
+__all__ = ["load_builtin", "BUILTIN_PRESETS"]
 
 
 def load_builtin(name: str) -> Any:

@@ -37,6 +37,7 @@ from core.text.bpe_view import (
 )
 from core.engine.checkpoint import CheckpointError
 from core.engine.prompt import PromptProblem, clean_prompt
+from core.text.corpus import cjk_lexicon
 from core.text.tokenizer import TrainResult, train_bpe
 from ui.charts.tokens import Chip, token_chips, token_count_curve
 from ui.i18n import t
@@ -137,7 +138,7 @@ def uploaded_corpus(data: bytes) -> str:
 def train(corpus: str, num_merges: int, mode: str) -> tuple[TrainResult, float]:
     """Train once per (corpus, merges, mode); shared read-only by every session."""
     start = time.perf_counter()
-    result = train_bpe(corpus, num_merges, mode)
+    result = train_bpe(corpus, num_merges, mode, cjk_lexicon=cjk_lexicon())
     return result, time.perf_counter() - start
 
 

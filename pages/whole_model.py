@@ -1,7 +1,7 @@
 """The whole model: a parameter calculator tied to a config, the layer stack read through the
 logit lens, and where the parameters sit (the FFN's ~2/3).
 
-Counting is ``core.lessons.param_count``; the lens grid is ``core.lessons.block.logit_lens_grid``.
+Counting is ``core.lessons.param_count``; the lens grid is ``core.lessons.logit_lens.logit_lens_grid``.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import streamlit as st
 
 import ui.charts.block as charts
 from core import BUILTIN_PRESETS
-from core.lessons import block
+from core.lessons import logit_lens
 from core.lessons.param_count import (
     COMPONENTS,
     HAND_COUNT_WAN,
@@ -43,9 +43,9 @@ MAX_EXPERTS = 4096
 
 
 @memo(maxsize=64)
-def lens_grid(model_name: str, text: str) -> block.LensGrid:
+def lens_grid(model_name: str, text: str) -> logit_lens.LensGrid:
     run = run_prompt(model_name, text)
-    return block.logit_lens_grid(run.trace, get_model(model_name).model.final_norm_and_unembed)
+    return logit_lens.logit_lens_grid(run.trace, get_model(model_name).model.final_norm_and_unembed)
 
 
 ctx = setup(PAGE)

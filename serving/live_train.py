@@ -162,12 +162,13 @@ def prepare_data(spec: JobSpec) -> tuple[Any, list[int], list[int]]:
     from core.training.train import CORPUS_DIR
 
     if spec.corpus == "upload":
+        from core.text.corpus import cjk_lexicon
         from core.text.tokenizer import train_bpe
 
         text = spec.text or ""
         cut = int(len(text) * 0.9)
         train_text, held_text = text[:cut], text[cut:]
-        tokenizer = train_bpe(train_text[:UPLOAD_BPE_CHARS], UPLOAD_MERGES, mode="gpt").tokenizer
+        tokenizer = train_bpe(train_text[:UPLOAD_BPE_CHARS], UPLOAD_MERGES, mode="gpt", cjk_lexicon=cjk_lexicon()).tokenizer
     else:
         from core.text.tokenizer import BPETokenizer
 

@@ -45,7 +45,7 @@ def checkpoint_message(error: BaseException, model_name: str = "") -> str:
 
 
 def foreign_model_message(error: BaseException, model_name: str = "") -> str:
-    """The translated reason a teacher's checkpoint cannot be served (``core.foreign.hf_models.ForeignModelError``).
+    """The translated reason a teacher's checkpoint cannot be served (``core.foreign.ForeignModelError``).
 
     Folder paths are shown by their last part only: the server's layout is not the students' business.
     """

@@ -141,24 +141,29 @@ for _name in _BUILTINS:
     _REGISTRY.register(_name, _builtin_loader(_name))
 
 
-# --- foreign checkpoints the teacher named at server start (core.foreign.model_catalog) ------------
+# --- foreign checkpoints the teacher named at server start (core.foreign.catalog) ------------------
 
 
 def _foreign_loader(name: str, folder: Any) -> Callable[[], Any]:
     def load() -> Any:
-        from core.foreign.hf_models import load_hf_model
+        from core.foreign import load_hf_model
 
         limit_cpu_threads()
-        return load_hf_model(folder, name=name)  # a ForeignModelError says what is wrong, translated by ui.messages
+        limit = os.environ.get("TOKEN_JOURNEY_MEMORY_LIMIT_MB", "").strip()  # core reads no environment: pass it in
+        limit_mb = float(limit) if limit.replace(".", "", 1).isdigit() else None  # not a plain number: ignored
+        return load_hf_model(folder, name=name, memory_limit_mb=limit_mb)  # a ForeignModelError says what is wrong, translated by ui.messages
 
     load.__name__ = f"load_foreign_{name}"
     return load
 
 
 def _register_catalogue() -> dict[str, Any]:
-    from core.foreign.model_catalog import load_catalogue
+    from pathlib import Path
 
-    catalogue = load_catalogue(reserved=_BUILTINS)
+    from core.foreign import load_catalogue
+
+    toml = os.environ.get("TOKEN_JOURNEY_MODELS_TOML", "")  # core reads no environment: pass it in
+    catalogue = load_catalogue(os.environ.get("TOKEN_JOURNEY_MODELS", ""), Path(toml) if toml else None, _BUILTINS)
     for problem in catalogue.problems:  # the teacher's typo: the server log says which entry was skipped
         print(f"[token-journey] models: {problem}", file=sys.stderr)
     return dict(catalogue.models)
@@ -190,7 +195,7 @@ def is_foreign(name: str) -> bool:
 
 def require_model_or_stop(name: str) -> None:
     """Load the chosen model (others keep serving meanwhile) or explain, translated, why it cannot be."""
-    from core.foreign.hf_models import ForeignModelError
+    from core.foreign import ForeignModelError
     from ui.messages import foreign_model_message
 
     if name not in _FOREIGN or _REGISTRY.is_loaded(name):

@@ -6,7 +6,7 @@ A checkpoint folder, e.g. ``assets/models/classic/``, holds:
     tokenizer files     written by the tokenizer's own ``save`` (incl. Hugging Face tokenizer.json)
     metrics.json        what training measured (parameters, steps, time, losses, probe accuracies)
 
-GPT-2 checkpoints in Hugging Face format load through ``load_hf_gpt2`` (``core.foreign.hf_gpt2``).
+Hugging Face checkpoints (GPT-2, Llama, Qwen2, Mistral) load through ``core.foreign``.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
 from core.engine import device as devices
-from core.foreign.hf_gpt2 import load_hf_gpt2
-from core.engine.model import GPT, INIT_LOCK, GPTConfig
+from core.engine.model import GPT, INIT_LOCK, GPTConfig, state_mismatch
+from core.engine.presets import ASSETS_MODELS, BUILTIN_PRESETS
 
 __all__ = [
     "ASSETS_MODELS",
@@ -33,11 +33,9 @@ __all__ = [
     "LoadedModel",
     "load_builtin",
     "load_checkpoint",
-    "load_hf_gpt2",
     "save_checkpoint",
 ]
 
-ASSETS_MODELS = Path(__file__).resolve().parents[2] / "assets" / "models"
 FORMAT = "token-journey-gpt/1"
 WEIGHTS_FILE = "model.safetensors"
 CONFIG_FILE = "config.json"
@@ -154,21 +152,17 @@ def load_checkpoint(folder: str | Path, device: str | None = None, preset: str |
 
     with INIT_LOCK:  # its random initialisation must not interleave with a seeded build_model elsewhere
         model = GPT(config)
-    expected = set(model.state_dict())
-    if config.tie_embeddings:
-        expected.discard("lm_head.weight")
-    missing, unexpected = sorted(expected - set(state)), sorted(set(state) - expected)
-    if missing or unexpected:
+    mismatch = state_mismatch(model, state)
+    if mismatch.missing or mismatch.unexpected:
         raise CheckpointCorruptError(
-            f"{weights_file} does not match {path / CONFIG_FILE}: missing {missing[:5]}, unexpected {unexpected[:5]}; {hint}",
+            f"{weights_file} does not match {path / CONFIG_FILE}: missing {mismatch.missing[:5]}, "
+            f"unexpected {mismatch.unexpected[:5]}; {hint}",
             path=weights_file, preset=rebuild,
         )
-    for name, param in model.state_dict().items():
-        if name in state and state[name].shape != param.shape:
-            raise CheckpointCorruptError(
-                f"{weights_file}: {name} has shape {tuple(state[name].shape)}, config expects {tuple(param.shape)}; {hint}",
-                path=weights_file, preset=rebuild,
-            )
+    if mismatch.wrong_shape:
+        name, got, want = mismatch.wrong_shape
+        raise CheckpointCorruptError(f"{weights_file}: {name} has shape {got}, config expects {want}; {hint}",
+                                     path=weights_file, preset=rebuild)
     model.load_state_dict(state, strict=False)  # only the tied lm_head is absent, checked above
     for name, tensor in model.state_dict().items():
         if not torch.isfinite(tensor).all():
@@ -225,8 +219,6 @@ def load_builtin(name: str, device: str | None = None) -> LoadedModel:
 
     Example: core.load_builtin("classic").model.run_with_trace(ids)
     """
-    from core import BUILTIN_PRESETS
-
     if name not in BUILTIN_PRESETS:
         raise ValueError(f"unknown built-in model {name!r}; choose one of {list(BUILTIN_PRESETS)}")
     return load_checkpoint(ASSETS_MODELS / name, device=device, preset=name)

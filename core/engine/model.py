@@ -4,7 +4,7 @@ The whole model lives in this one file, nanoGPT style: a frozen config, a block 
 attention + MLP, each added back to the residual stream), and the model that stacks blocks
 between an embedding and an unembedding. Parameter names follow the GPT-2 checkpoint
 (``wte``, ``wpe``, ``h.{i}.attn.c_attn``, ``ln_f``, ``lm_head``) so GPT-2 weights load with a
-transpose and nothing else (see ``core.foreign.hf_gpt2``).
+transpose and nothing else (see ``core.foreign.gpt2``).
 
 ``GPT.run_with_trace(ids)`` returns the logits and every intermediate named in
 ``core.engine.names`` as numpy. The trace is a fresh dict made per call and handed back: nothing
@@ -18,7 +18,7 @@ Three generations of design are switchable, each a config field:
 Grouped-query / multi-query attention (``n_kv_head`` < ``n_head``): K and V have only
 ``n_kv_head`` heads, in the trace and in the KV cache; each K/V head serves n_head / n_kv_head
 consecutive query heads, so patterns stay one per query head. Hugging Face Llama / Qwen2 /
-Mistral checkpoints load into this same model (``core.foreign.hf_models``).
+Mistral checkpoints load into this same model (``core.foreign``).
 """
 
 from __future__ import annotations
@@ -243,6 +243,17 @@ def llama3_scaled_frequencies(inv_freq: Tensor, scaling: tuple[float, float, flo
     return torch.where(medium, blended, scaled).float()
 
 
+def rope_frequencies(config: GPTConfig) -> Tensor:
+    """The RoPE angle per position of every rotation pair of a head: theta_i, llama3-scaled when configured.
+
+    Example: rope_frequencies(GPTConfig.tiny(positional="rope")).shape -> torch.Size([4])
+    """
+    inv_freq = rope_inverse_frequencies(config.d_head, config.rope_base)
+    if config.rope_llama3 is not None:
+        inv_freq = llama3_scaled_frequencies(inv_freq, config.rope_llama3)
+    return inv_freq
+
+
 def apply_rope(x: Tensor, positions: Tensor, inv_freq: Tensor) -> Tensor:
     """Rotate each pair (x[2i], x[2i+1]) by the angle positions * theta_i (RoFormer's pairing).
 
@@ -286,10 +297,7 @@ class CausalSelfAttention(nn.Module):
         self.c_attn = nn.Linear(config.d_model, config.d_model + 2 * config.d_kv, bias=config.qkv_bias)
         self.c_proj = nn.Linear(config.d_model, config.d_model, bias=config.bias)  # W_O: heads back to d_model
         if config.positional == "rope":
-            inv_freq = rope_inverse_frequencies(config.d_head, config.rope_base)
-            if config.rope_llama3 is not None:
-                inv_freq = llama3_scaled_frequencies(inv_freq, config.rope_llama3)
-            self.register_buffer("rope_inv_freq", inv_freq, persistent=False)
+            self.register_buffer("rope_inv_freq", rope_frequencies(config), persistent=False)
 
     def forward(
         self,
@@ -658,6 +666,31 @@ def build_model(config: GPTConfig, seed: int = 0, device: str | torch.device | N
         finally:
             torch.random.set_rng_state(generator_state)  # leave the caller's random stream untouched
     return model.to(device if device is not None else devices.pick())
+
+
+@dataclass(frozen=True)
+class StateMismatch:
+    """How a state dict differs from what a model expects (empty when it fits)."""
+
+    missing: list[str]
+    unexpected: list[str]
+    wrong_shape: tuple[str, tuple[int, ...], tuple[int, ...]] | None  # (name, in the state, expected), the first
+
+    def __bool__(self) -> bool:
+        return bool(self.missing or self.unexpected or self.wrong_shape)
+
+
+def state_mismatch(model: GPT, state: dict[str, Tensor]) -> StateMismatch:
+    """Compare a state dict with ``model``'s parameters; a tied ``lm_head.weight`` is expected absent.
+
+    Example: state_mismatch(model, {}).missing[:1] -> ["wte.weight"]
+    """
+    params = model.state_dict()
+    expected = {k for k in params if not (model.config.tie_embeddings and k == "lm_head.weight")}
+    missing, unexpected = sorted(expected - set(state)), sorted(set(state) - expected)
+    wrong = next(((name, tuple(state[name].shape), tuple(param.shape)) for name, param in params.items()
+                  if name in state and tuple(state[name].shape) != tuple(param.shape)), None)
+    return StateMismatch(missing, unexpected, wrong)
 
 
 def ids_as_list(ids: Sequence[int] | np.ndarray) -> list[int]:

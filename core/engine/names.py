@@ -36,6 +36,7 @@ gated-MLP naming.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Protocol
 
 # --- names outside the blocks ---------------------------------------------------------
@@ -128,6 +129,19 @@ def act_name(kind: str, layer: int | None = None) -> str:
         return _BLOCK_NAMES[kind].format(L=layer)
     known = ", ".join(sorted({*_GLOBAL_NAMES, *_BLOCK_NAMES}))
     raise ValueError(f"unknown activation kind {kind!r}; known kinds: {known}")
+
+
+def n_layers_in(trace: Mapping[str, object]) -> int:
+    """How many blocks a trace has (counts ``blocks.{L}.hook_resid_post``).
+
+    Example: n_layers_in({"blocks.0.hook_resid_post": ..., "blocks.1.hook_resid_post": ...}) -> 2
+    """
+    n = 0
+    while act_name("resid_post", n) in trace:
+        n += 1
+    if n == 0:
+        raise ValueError("the trace has no blocks")
+    return n
 
 
 def block_names(config: _TraceShape, layer: int) -> list[str]:

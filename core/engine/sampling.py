@@ -26,6 +26,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from core.engine.numeric import softmax  # re-exported: the Sampling page shows softmax(logits)
+
 
 def _check_logits(logits: np.ndarray | list[float]) -> np.ndarray:
     array = np.asarray(logits, dtype=np.float64)
@@ -60,17 +62,6 @@ def check_params(temperature: float, top_k: int | None, top_p: float) -> None:
         raise ValueError(f"top_p must be a number, got {top_p!r}")
     if math.isnan(top_p) or not 0.0 < top_p <= 1.0:
         raise ValueError(f"top_p must be in (0, 1] (1.0 turns it off), got {top_p}")
-
-
-def softmax(logits: np.ndarray) -> np.ndarray:
-    """Probabilities from scores; subtracting the max first keeps exp() from overflowing.
-
-    Example: softmax(np.array([1.0, 2.0, 3.0])).round(2) -> array([0.09, 0.24, 0.67])
-    """
-    array = np.asarray(logits, dtype=np.float64)
-    shifted = array - array.max()
-    weights = np.exp(shifted)
-    return weights / weights.sum()
 
 
 def entropy_bits(probs: np.ndarray) -> float:

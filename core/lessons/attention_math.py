@@ -32,6 +32,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from core.engine import numeric
+
 NEG_INF = float("-inf")
 
 # --- the curriculum's worked example --------------------------------------------------
@@ -194,14 +196,15 @@ def _check_scores(scores: np.ndarray) -> np.ndarray:
 
 
 def softmax(scores: np.ndarray | Sequence[float], axis: int = -1) -> np.ndarray:
-    """exp(x) / Σ exp(x) along ``axis``; −∞ becomes exactly 0. Shifted by the row max so it never overflows.
+    """exp(x) / Σ exp(x) along ``axis``; −∞ becomes exactly 0 (``core.engine.numeric.softmax``).
+
+    The lab's scores are typed by the student, so they are checked first: a row of only −∞,
+    a NaN or +∞ is an ``InputProblem`` the page explains, not a silent NaN.
 
     Example: softmax([2, 3, 3]).round(3) -> array([0.155, 0.422, 0.422])
     """
-    scores = np.moveaxis(_check_scores(np.asarray(scores, dtype=float)), axis, -1)
-    shifted = scores - scores.max(axis=-1, keepdims=True)  # largest becomes 0: exp never overflows
-    exps = np.exp(shifted)  # exp(−∞) = 0: masked keys get no weight
-    return np.moveaxis(exps / exps.sum(axis=-1, keepdims=True), -1, axis)
+    rows = _check_scores(np.moveaxis(np.asarray(scores, dtype=float), axis, -1))  # (..., n): checked along the softmax axis
+    return np.moveaxis(numeric.softmax(rows), -1, axis)
 
 
 @dataclass(frozen=True)
@@ -226,6 +229,7 @@ def softmax_steps(scores: np.ndarray | Sequence[float]) -> SoftmaxSteps:
     row = _check_scores(np.asarray(scores, dtype=float))
     if row.ndim != 1:
         raise InputProblem("not_a_vector", f"expected one row of scores, got shape {row.shape}")
+    # Written out, not numeric.softmax: the exps and their sum ARE the lesson (the page shows each).
     top = float(row.max())
     shift = top if top > 50.0 else 0.0  # e^50 ≈ 5e21 is still exact enough; beyond, shift
     exps = np.exp(row - shift)

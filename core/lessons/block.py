@@ -11,13 +11,13 @@ changes the model. Pieces:
 - the textbook's normalisation examples (LayerNorm, RMSNorm, BatchNorm per feature);
 - activation functions, neuron key-value memory (W_out row . W_U; top-firing corpus contexts);
 - a toy mixture-of-experts router (a fixed random matrix, honestly a toy);
-- the logit-lens grid: top-1 token after every stage for every position.
+- the logit-lens grid lives in ``core.lessons.logit_lens`` (one lens for the Logits and Whole-model pages).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +27,7 @@ import torch
 import torch.nn.functional as F
 
 from core.engine import names
+from core.engine.numeric import softmax  # re-exported: the block page reads block.softmax
 
 CORPUS_PATH = Path(__file__).resolve().parents[2] / "assets" / "corpus" / "train.txt"
 ENDOFTEXT = "<|endoftext|>"
@@ -57,16 +58,6 @@ def _get(trace: Mapping[str, np.ndarray], kind: str, layer: int | None = None) -
     return array
 
 
-def n_layers_in(trace: Mapping[str, np.ndarray]) -> int:
-    """How many blocks a trace has (counts blocks.{L}.hook_resid_post)."""
-    n = 0
-    while names.act_name("resid_post", n) in trace:
-        n += 1
-    if n == 0:
-        raise ValueError("the trace has no blocks")
-    return n
-
-
 # --- residual stream ---------------------------------------------------------------------
 
 
@@ -90,7 +81,7 @@ def residual_norms(trace: Mapping[str, np.ndarray]) -> ResidualNorms:
 
     Example: residual_norms(trace).post.shape -> (n_layer, pos)
     """
-    n_layer = n_layers_in(trace)
+    n_layer = names.n_layers_in(trace)
 
     def norms(kind: str) -> np.ndarray:
         return np.stack([np.linalg.norm(_get(trace, kind, L).astype(np.float64), axis=-1) for L in range(n_layer)])
@@ -209,13 +200,6 @@ def direct_logit_attribution(model: Any, trace: Mapping[str, np.ndarray], token_
 
 
 # --- ablation helpers --------------------------------------------------------------------
-
-
-def softmax(logits: np.ndarray) -> np.ndarray:
-    z = np.asarray(logits, dtype=np.float64)
-    z = z - z.max(axis=-1, keepdims=True)
-    e = np.exp(z)
-    return e / e.sum(axis=-1, keepdims=True)
 
 
 def top_next(logits_row: np.ndarray, k: int = 5) -> tuple[np.ndarray, np.ndarray]:
@@ -556,28 +540,6 @@ def route(hidden: Sequence[float], router: np.ndarray, k: int = 2) -> Routing:
     chosen = np.lexsort((np.arange(probs.size), -probs))[:k]
     gates = probs[chosen] / probs[chosen].sum()
     return Routing(logits, probs, chosen, gates)
-
-
-# --- stacking: logit lens grid -----------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class LensGrid:
-    stages: tuple[str, ...]  # "embedding", "0", "1", ...
-    top_ids: np.ndarray  # (stage, pos)
-    top_probs: np.ndarray  # (stage, pos)
-
-
-def logit_lens_grid(trace: Mapping[str, np.ndarray], unembed: Callable[[np.ndarray], np.ndarray]) -> LensGrid:
-    """Top-1 token of final_norm+unembed of the residual after every stage, at every position."""
-    n_layer = n_layers_in(trace)
-    stacks = [_get(trace, "resid_pre", 0)] + [_get(trace, "resid_post", L) for L in range(n_layer)]
-    resid = np.stack(stacks).astype(np.float32)  # (stage, pos, d_model)
-    logits = np.asarray(unembed(resid), dtype=np.float64)  # (stage, pos, vocab)
-    probs = softmax(logits)
-    top = probs.argmax(axis=-1)
-    return LensGrid(("embedding",) + tuple(str(L) for L in range(n_layer)), top,
-                    np.take_along_axis(probs, top[..., None], axis=-1)[..., 0])
 
 
 def single_head_effects(model: Any, ids: Sequence[int]) -> tuple[int, np.ndarray, np.ndarray]:

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from core.engine import names
+from core.engine.numeric import softmax
 
 BEHAVIOURS: tuple[str, ...] = ("previous_token", "first_token", "self", "broad")
 SHARP_BEHAVIOURS: tuple[str, ...] = ("previous_token", "first_token", "self")
@@ -304,8 +305,7 @@ def coreference_probe(case: CorefCase, tokens: Sequence[str], patterns: np.ndarr
     distractor_positions = find_word(tokens, case.distractor.strip())
     attention = attention_to_groups(patterns, query_pos, [answer_positions, distractor_positions])
     logits = np.asarray(last_logits, dtype=np.float64)
-    probs = np.exp(logits - logits.max())
-    probs /= probs.sum()
+    probs = softmax(logits)
     answer_id = continuation_token_id(tokenizer, case.prompt, case.answer)
     distractor_id = continuation_token_id(tokenizer, case.prompt, case.distractor)
     order = np.argsort(-probs)[:top_k]

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from core.engine import names
+from core.engine.numeric import softmax
 
 EMBED_FIRST = 16  # numbers of each embedding row shown as a mini heatmap
 TOP_SHOWN = 10  # probability bars
@@ -130,8 +131,7 @@ def journey_data(
         tail["bins"] = [[round(float(c), DIGITS), int(m)] for c, m in zip(centres, counts) if m]
     pool = sent[: min(sample_pool, sent.size)]
 
-    probs = np.exp(last - last.max())
-    probs /= probs.sum()
+    probs = softmax(last)
 
     return {
         "model": {

@@ -6,9 +6,18 @@ the residual stream *earlier*: after the embedding, after block 0, after block 1
 gives a next-token distribution, so a student can watch the answer form layer by layer.
 The last stage is, by construction, exactly the model's own output.
 
-The function takes the trace (plain numpy, ``core.engine.names`` keys) and the "final norm + LM
-head" as a callable (``model.final_norm_and_unembed``), so it needs no model internals and
-works with any function of the same shape in tests.
+One lens, two views of it:
+
+    logit_lens        one position (the last, on the Logits page): the top-k tokens per stage,
+                      and how the model's final answer ranks at each stage
+    logit_lens_grid   every position (the Whole-model page): the top-1 token per stage
+
+Both read the same residuals (``stage_residuals``), go through the same ``lens_probs`` (final
+norm + LM head, then ``core.engine.numeric.softmax``) and rank with the same tie rule.
+
+They take the trace (plain numpy, ``core.engine.names`` keys) and the "final norm + LM head" as
+a callable (``model.final_norm_and_unembed``), so they need no model internals and work with
+any function of the same shape in tests.
 """
 
 from __future__ import annotations
@@ -19,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from core.engine import names
+from core.engine.numeric import softmax
 
 EMBEDDING_STAGE = "embedding"  # the residual stream before block 0: token (+ position) embedding
 
@@ -49,16 +59,21 @@ class LogitLens:
         return stage
 
 
-def _softmax_rows(logits: np.ndarray) -> np.ndarray:
-    shifted = logits - logits.max(axis=-1, keepdims=True)  # keep exp() from overflowing
-    weights = np.exp(shifted)
-    return weights / weights.sum(axis=-1, keepdims=True)
+@dataclass(frozen=True)
+class LensGrid:
+    """The top-1 token at every stage and every position (the Whole-model page's grid)."""
+
+    stages: tuple[str, ...]  # "embedding", "0", "1", ...
+    top_ids: np.ndarray  # (stage, pos)
+    top_probs: np.ndarray  # (stage, pos)
 
 
 def _top_k_rows(probs: np.ndarray, k: int) -> np.ndarray:
     """The k most probable token ids per row, most probable first; the lower id first among
     equal probabilities. Partitions instead of sorting the whole vocabulary: a 150k-token
     foreign model would otherwise sort 150k floats per stage on every rerun."""
+    if k == 1:
+        return probs.argmax(axis=-1)[:, None]  # (row, 1); argmax takes the first maximum: the lower id
     vocab = probs.shape[-1]
     rows = []
     # the k-th largest value of each row: every top-k id has at least this probability
@@ -75,8 +90,10 @@ def _ranks_of(probs: np.ndarray, token_id: int) -> np.ndarray:
     return 1 + (probs > own).sum(axis=1) + (probs[:, :token_id] == own).sum(axis=1)
 
 
-def stage_residuals(trace: Mapping[str, np.ndarray], n_layer: int, position: int = -1) -> tuple[list[str], np.ndarray]:
-    """The residual-stream vector at ``position`` after the embedding and after every block.
+def stage_residuals(trace: Mapping[str, np.ndarray], n_layer: int,
+                    position: int | None = -1) -> tuple[list[str], np.ndarray]:
+    """The residual stream at ``position`` after the embedding and after every block:
+    (stage, d_model); ``position=None`` keeps every position: (stage, pos, d_model).
 
     Example: stage_residuals(trace, 2)[0] -> ["embedding", "0", "1"]
     """
@@ -90,10 +107,26 @@ def stage_residuals(trace: Mapping[str, np.ndarray], n_layer: int, position: int
     if first.ndim != 2:
         raise ValueError(f"expected residuals of shape [pos, d_model] for one prompt, got {first.shape}")
     n_pos = first.shape[0]
+    stages = [EMBEDDING_STAGE] + [str(L) for L in range(n_layer)]
+    if position is None:
+        return stages, np.stack([np.asarray(trace[name]) for name in wanted])  # (stage, pos, d_model)
     if isinstance(position, bool) or not isinstance(position, (int, np.integer)) or not -n_pos <= position < n_pos:
         raise ValueError(f"position must be an int in [{-n_pos}, {n_pos}), got {position!r}")
-    vectors = np.stack([np.asarray(trace[name])[position] for name in wanted])  # (stage, d_model)
-    return [EMBEDDING_STAGE] + [str(L) for L in range(n_layer)], vectors
+    return stages, np.stack([np.asarray(trace[name])[position] for name in wanted])  # (stage, d_model)
+
+
+def lens_probs(residuals: np.ndarray, unembed: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    """Next-token probabilities (float64) of ``unembed(residuals)``: [..., d_model] -> [..., vocab].
+
+    Example: lens_probs(np.zeros((3, 4)), lambda x: x)[0] -> array([0.25, 0.25, 0.25, 0.25])
+    """
+    logits = np.asarray(unembed(residuals), dtype=np.float64)  # (..., vocab)
+    if logits.shape[:-1] != residuals.shape[:-1]:
+        raise ValueError(f"unembed must map {list(residuals.shape[:-1]) + ['d_model']} to "
+                         f"{list(residuals.shape[:-1]) + ['vocab']}, got shape {logits.shape}")
+    if not (np.isfinite(logits.max()) and np.isfinite(logits.min())):  # a NaN or ±inf reaches max or min: no big mask
+        raise ValueError("the unembedded residuals contain NaN or infinity")
+    return softmax(logits)
 
 
 def logit_lens(
@@ -111,15 +144,10 @@ def logit_lens(
     Example: logit_lens(trace, cfg.n_layer, model.final_norm_and_unembed).top_ids[-1, 0] -> the model's top token
     """
     stages, vectors = stage_residuals(trace, n_layer, position)
-    logits = np.asarray(unembed(vectors), dtype=np.float64)  # (stage, vocab)
-    if logits.ndim != 2 or logits.shape[0] != len(stages):
-        raise ValueError(f"unembed must map [stage, d_model] to [stage, vocab], got shape {logits.shape}")
-    if not np.isfinite(logits).all():
-        raise ValueError("the unembedded residuals contain NaN or infinity")
-    vocab = logits.shape[1]
+    probs = lens_probs(vectors, unembed)  # (stage, vocab)
+    vocab = probs.shape[1]
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= vocab:
         raise ValueError(f"k must be an int in [1, {vocab}], got {k!r}")
-    probs = _softmax_rows(logits)
     top_ids = _top_k_rows(probs, int(k))  # (stage, k)
     final_id = int(top_ids[-1, 0])
     ranks = _ranks_of(probs, final_id)
@@ -133,3 +161,15 @@ def logit_lens(
         final_id_probs=probs[:, final_id],
         final_id_ranks=ranks.astype(int),
     )
+
+
+def logit_lens_grid(trace: Mapping[str, np.ndarray], unembed: Callable[[np.ndarray], np.ndarray]) -> LensGrid:
+    """The lens at every position: the top-1 token of every stage (lower id first among ties).
+
+    Example: logit_lens_grid(trace, model.final_norm_and_unembed).top_ids[-1] -> the model's top token at each position
+    """
+    stages, residuals = stage_residuals(trace, names.n_layers_in(trace), position=None)  # (stage, pos, d_model)
+    probs = lens_probs(residuals, unembed)  # (stage, pos, vocab)
+    n_stage, n_pos, vocab = probs.shape
+    top = _top_k_rows(probs.reshape(n_stage * n_pos, vocab), 1).reshape(n_stage, n_pos)  # (stage, pos)
+    return LensGrid(tuple(stages), top, np.take_along_axis(probs, top[..., None], axis=-1)[..., 0])

@@ -17,7 +17,7 @@ import numpy as np
 from core.engine import names
 from core.lessons.head_analysis import attention_to_groups, find_word
 from core.engine.model import GPT
-from core.engine.sampling import softmax
+from core.engine.numeric import softmax
 from core.lessons.vectors import find_token_id, pca_3d
 
 

@@ -303,16 +303,24 @@ def nearest_neighbours(
     Example: nearest_neighbours(np.eye(3), [1, 0.1, 0], k=1)[0].token_id -> 0
     """
     table = as_matrix(matrix)
+    scores = _unit_rows(table) @ _unit_query(query, table.shape[1], k)  # (rows,) cosine with every row
+    return _top_k(scores, int(k), exclude)
+
+
+def _unit_query(query: object, width: int, k: object) -> np.ndarray:
+    """The query scaled to length 1, after checking it fits rows of ``width`` and that k is a count.
+
+    Example: _unit_query([3.0, 4.0], 2, 1) -> array([0.6, 0.8])
+    """
     vector = as_vector(query, "query vector")
-    if vector.size != table.shape[1]:
-        raise ValueError(f"the query has {vector.size} numbers but the rows have {table.shape[1]}")
+    if vector.size != width:
+        raise ValueError(f"the query has {vector.size} numbers but the rows have {width}")
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise ValueError(f"k must be a positive whole number, got {k!r}")
     length = float(np.linalg.norm(vector))
     if length == 0.0:
         raise ValueError("the query is a zero vector: it has no direction to compare")
-    scores = _unit_rows(table) @ (vector / length)  # (rows,) cosine with every row
-    return _top_k(scores, int(k), exclude)
+    return vector / length
 
 
 def _top_k(scores: np.ndarray, k: int, exclude: Sequence[int] = ()) -> list[Neighbour]:
@@ -356,15 +364,8 @@ class CosineIndex:
         self.unit.flags.writeable = False
 
     def nearest(self, query: object, k: int = 10, exclude: Sequence[int] = ()) -> list[Neighbour]:
-        vector = as_vector(query, "query vector")
-        if vector.size != self.unit.shape[1]:
-            raise ValueError(f"the query has {vector.size} numbers but the rows have {self.unit.shape[1]}")
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-            raise ValueError(f"k must be a positive whole number, got {k!r}")
-        length = float(np.linalg.norm(vector))
-        if length == 0.0:
-            raise ValueError("the query is a zero vector: it has no direction to compare")
-        return _top_k(self.unit @ (vector / length).astype(self.unit.dtype), int(k), exclude)
+        unit_query = _unit_query(query, self.unit.shape[1], k).astype(self.unit.dtype)
+        return _top_k(self.unit @ unit_query, int(k), exclude)
 
     def neighbours_of_token(self, token_id: int, k: int = 10) -> list[Neighbour]:
         return self.nearest(_row(self.unit, token_id), k=k, exclude=[int(token_id)])

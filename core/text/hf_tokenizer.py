@@ -24,7 +24,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from core.text.tokenizer import AppliedMerge, EncodingTrace
+from core.text.tokenizer import AppliedMerge, EncodingTrace, check_text
 
 _BYTE_TOKEN = re.compile(r"^<0x([0-9A-Fa-f]{2})>$")
 MAX_DISPLAY_GROUP = 4  # a UTF-8 character has at most 4 bytes: never look further ahead
@@ -226,17 +226,9 @@ class HFTokenizer:
 
     # --- encoding ---------------------------------------------------------------------
 
-    @staticmethod
-    def _check_text(text: object) -> str:
-        if isinstance(text, (bytes, bytearray, memoryview)):
-            raise TypeError("expected text (str), got bytes: decode it first")
-        if not isinstance(text, str):
-            raise TypeError(f"expected text (str), got {type(text).__name__}")
-        return text
-
     def encode(self, text: str, *, allow_special: bool = True) -> list[int]:
         """Text -> ids with the checkpoint's own tokenizer (no BOS/EOS added)."""
-        text = self._check_text(text)
+        text = check_text(text)
         if not text:
             return []
         # Lone surrogates cannot reach the Rust library; spell them as U+FFFD like a browser would.

@@ -57,7 +57,6 @@ Mode = Literal["classic", "gpt"]
 ENDOFTEXT = "<|endoftext|>"
 FORMAT_NAME = "token-journey-bpe/1"
 _BYTE_TOKENS = tuple(f"<0x{b:02X}>" for b in range(256))
-_USE_WORLD_LEXICON = object()  # sentinel: "load the Chinese lexicon of assets/world.json"
 
 
 def byte_token(b: int) -> str:
@@ -118,6 +117,19 @@ class WordEncoding:
 # --------------------------------------------------------------------------------------------
 # The tokenizer
 # --------------------------------------------------------------------------------------------
+
+
+def check_text(text: object) -> str:
+    """``text`` itself when it is a str; a TypeError that says what to do otherwise (both tokenizers use it).
+
+    Example: check_text(b"hi") raises TypeError("expected text (str), got bytes: decode it first, ...")
+    """
+    if isinstance(text, (bytes, bytearray, memoryview)):
+        raise TypeError("expected text (str), got bytes: decode it first, "
+                        "e.g. data.decode('utf-8')")
+    if not isinstance(text, str):
+        raise TypeError(f"expected text (str), got {type(text).__name__}")
+    return text
 
 
 class BPETokenizer:
@@ -274,21 +286,13 @@ class BPETokenizer:
                 )
         return ids
 
-    def _check_text(self, text: object) -> str:
-        if isinstance(text, (bytes, bytearray, memoryview)):
-            raise TypeError("expected text (str), got bytes: decode it first, "
-                            "e.g. data.decode('utf-8')")
-        if not isinstance(text, str):
-            raise TypeError(f"expected text (str), got {type(text).__name__}")
-        return text
-
     def encode(self, text: str, *, allow_special: bool = True) -> list[int]:
         """Text → token ids. ``<|endoftext|>`` in the text becomes its special id unless
         ``allow_special=False`` (then it is encoded as ordinary characters).
 
         Example: tok.encode("法国的首都是") → four ids (法国 / 的 / 首都 / 是)
         """
-        text = self._check_text(text)
+        text = check_text(text)
         ids: list[int] = []
         for chunk, special in self._split_specials(text, allow_special):
             if special:
@@ -309,7 +313,7 @@ class BPETokenizer:
 
         Example: tok.tokens("lowest") → ['low', 'est', '</w>'] (classic, 4 merges, seeds)
         """
-        text = self._check_text(text)
+        text = check_text(text)
         if self.mode == "gpt":
             return [self._vocab[i] for i in self.encode(text, allow_special=allow_special)]
         out: list[str] = []
@@ -322,7 +326,7 @@ class BPETokenizer:
 
         Example: tok.encode_with_trace("lowest").merges → (lo, low, es, est) with their ranks
         """
-        text = self._check_text(text)
+        text = check_text(text)
         pieces: list[str] = []
         starts: list[tuple[str, ...]] = []
         applied: list[AppliedMerge] = []
@@ -596,18 +600,12 @@ def _chars(extra: Iterable[str]) -> list[str]:
     return out
 
 
-def _default_lexicon() -> list[str]:
-    from core.text.corpus import cjk_lexicon  # lazy: corpus imports this module
-
-    return cjk_lexicon()
-
-
 def train_bpe(
     text: str,
     num_merges: int,
     mode: Mode = "classic",
     *,
-    cjk_lexicon: Iterable[str] | None | object = _USE_WORLD_LEXICON,
+    cjk_lexicon: Iterable[str] | None = (),
     progress: Callable[[int, int], None] | None = None,
     top_k: int = 20,
     extra_chars: Iterable[str] = (),
@@ -619,8 +617,10 @@ def train_bpe(
     Asking for more merges than the corpus allows is not an error: training stops when every
     word is one token and the result has ``stopped_early=True`` and a ``message``.
 
-    ``cjk_lexicon`` (gpt mode) defaults to the Chinese words of ``assets/world.json``; pass
-    ``None`` or ``()`` to treat every Han character as its own piece. ``progress(done, total)``
+    ``cjk_lexicon`` (gpt mode) is the list of Chinese words the pre-tokenizer keeps together,
+    handed in by the caller (the app passes ``core.text.corpus.cjk_lexicon()``, the words of
+    ``assets/world.json``); the default ``()`` treats every Han character as its own piece. The
+    tokenizer knows no corpus: it is given its lexicon, like its text. ``progress(done, total)``
     is called after every merge. ``extra_chars`` (gpt mode) adds characters to the base
     vocabulary even when the text lacks them (after the text's own characters, in the given
     order): the model tokenizer adds printable ASCII and common Han characters this way, so
@@ -635,8 +635,7 @@ def train_bpe(
         if any(0xD800 <= ord(c) <= 0xDFFF for c in text):
             raise ValueError("training text contains lone surrogate characters "
                              "(not valid Unicode); clean it first")
-        lexicon = _default_lexicon() if cjk_lexicon is _USE_WORLD_LEXICON \
-            else list(cjk_lexicon or ())  # type: ignore[arg-type]
+        lexicon = list(cjk_lexicon or ())
         probe = BPETokenizer("gpt", (), (), cjk_lexicon=lexicon)
         counter: Counter[str] = Counter()
         for chunk, special in probe._split_specials(text, True):

@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from core.engine.numeric import softmax
+
 __all__ = ["NextToken", "cross_entropy", "loss_curve", "next_token", "strongest_coref_head", "uniform_loss"]
 
 
@@ -56,9 +58,7 @@ def next_token(logits: np.ndarray, target_id: int, k: int = 10) -> NextToken:
     z = np.asarray(logits, dtype=np.float64).reshape(-1)
     if not 0 <= target_id < z.size:
         raise ValueError("target_id is outside the vocabulary")
-    z = z - z.max()
-    probs = np.exp(z)
-    probs /= probs.sum()
+    probs = softmax(z)
     order = np.lexsort((np.arange(z.size), -probs))  # most probable first, lower id among equals
     top = order[: max(1, min(k, z.size))]
     p = float(probs[target_id])

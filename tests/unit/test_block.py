@@ -8,6 +8,7 @@ import torch
 
 import core
 from core.engine import names
+from core.lessons.logit_lens import logit_lens_grid
 from core.lessons.block import (
     TEXTBOOK_RELU_IN,
     TEXTBOOK_SAMPLES,
@@ -17,7 +18,6 @@ from core.lessons.block import (
     direct_logit_attribution,
     gradient_paths,
     layer_norm,
-    logit_lens_grid,
     neuron_output_tokens,
     normalize_table,
     residual_norms,

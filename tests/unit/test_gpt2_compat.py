@@ -1,4 +1,4 @@
-"""GPT-2 weights in Hugging Face format load into our core and give the same numbers."""
+"""GPT-2 weights in Hugging Face format load into our core (the foreign gpt2 family) and give the same numbers."""
 
 from __future__ import annotations
 
@@ -10,8 +10,7 @@ import pytest
 import torch
 
 from core.engine import names
-from core.engine.checkpoint import load_hf_gpt2
-from core.foreign.hf_gpt2 import config_from_hf
+from core.foreign import ForeignModelError, config_from_hf, load_hf_weights
 from core.engine.model import GPTConfig
 from tests.floats import assert_close32
 
@@ -37,7 +36,7 @@ def test_logits_and_attention_match_transformers(hf_folder: Path) -> None:
     from transformers import GPT2LMHeadModel
 
     reference = GPT2LMHeadModel.from_pretrained(hf_folder, attn_implementation="eager").eval()
-    ours = load_hf_gpt2(hf_folder)
+    ours = load_hf_weights(hf_folder)
     assert ours.config == GPTConfig.gpt2_like(n_layer=2, n_head=2, d_model=16, n_ctx=32, vocab_size=50)
     with torch.no_grad():
         out = reference(torch.tensor([IDS]), output_attentions=True, output_hidden_states=True)
@@ -63,22 +62,25 @@ def test_conv1d_weights_are_transposed(hf_folder: Path) -> None:
     from safetensors.torch import load_file
 
     raw = load_file(str(hf_folder / "model.safetensors"))
-    ours = load_hf_gpt2(hf_folder)
+    ours = load_hf_weights(hf_folder)
     conv = raw["transformer.h.0.attn.c_attn.weight"]  # (in, out) = (16, 48)
     assert conv.shape == (16, 48)
     torch.testing.assert_close(ours.h[0].attn.c_attn.weight.cpu(), conv.t())
     assert ours.lm_head.weight is ours.wte.weight
 
 
+def _refused(folder: Path, code: str, match: str) -> None:
+    with pytest.raises(ForeignModelError, match=match) as err:
+        load_hf_weights(folder)
+    assert err.value.code == code
+
+
 def test_missing_and_pickle_only_folders_are_refused(tmp_path: Path, hf_folder: Path) -> None:
-    with pytest.raises(FileNotFoundError, match="no config.json"):
-        load_hf_gpt2(tmp_path)
+    _refused(tmp_path, "missing_config", "no config.json")
     (tmp_path / "config.json").write_text((hf_folder / "config.json").read_text())
-    with pytest.raises(FileNotFoundError, match="no model.safetensors"):
-        load_hf_gpt2(tmp_path)
+    _refused(tmp_path, "no_weights", "no model.safetensors")
     (tmp_path / "pytorch_model.bin").write_bytes(b"not loaded")
-    with pytest.raises(FileNotFoundError, match="never load"):
-        load_hf_gpt2(tmp_path)
+    _refused(tmp_path, "bin_only", "never loaded")
 
 
 def test_config_translation_and_refusals(hf_folder: Path) -> None:
@@ -86,14 +88,16 @@ def test_config_translation_and_refusals(hf_folder: Path) -> None:
     config = config_from_hf(hf)
     assert (config.d_model, config.d_mlp, config.n_ctx, config.mlp, config.positional) == (16, 64, 32, "gelu_tanh", "learned")
     assert config_from_hf({**hf, "activation_function": "gelu", "n_inner": 40}).d_mlp == 40
-    with pytest.raises(ValueError, match="unsupported GPT-2 activation"):
-        config_from_hf({**hf, "activation_function": "relu"})
-    with pytest.raises(ValueError, match="only GPT-2"):
-        config_from_hf({**hf, "model_type": "llama"})
-    with pytest.raises(ValueError, match="scales attention differently"):
-        config_from_hf({**hf, "scale_attn_by_inverse_layer_idx": True})
-    with pytest.raises(ValueError, match="lacks the GPT-2 field"):
-        config_from_hf({k: v for k, v in hf.items() if k != "n_embd"})
+    refusals = [
+        ({**hf, "activation_function": "relu"}, "unsupported_feature", "activation_function"),
+        ({**hf, "model_type": "falcon"}, "unsupported", "not supported yet: falcon"),
+        ({**hf, "scale_attn_by_inverse_layer_idx": True}, "unsupported_feature", "attention scaling"),
+        ({k: v for k, v in hf.items() if k != "n_embd"}, "bad_config", "lacks 'n_embd'"),
+    ]
+    for bad, code, match in refusals:
+        with pytest.raises(ForeignModelError, match=match) as err:
+            config_from_hf(bad)
+        assert err.value.code == code
 
 
 def test_mismatched_weights_are_refused(tmp_path: Path, hf_folder: Path) -> None:
@@ -103,5 +107,4 @@ def test_mismatched_weights_are_refused(tmp_path: Path, hf_folder: Path) -> None
     del raw["transformer.h.1.mlp.c_fc.bias"]
     save_file(raw, str(tmp_path / "model.safetensors"))
     (tmp_path / "config.json").write_text((hf_folder / "config.json").read_text())
-    with pytest.raises(ValueError, match="missing \\['h.1.mlp.c_fc.bias'\\]"):
-        load_hf_gpt2(tmp_path)
+    _refused(tmp_path, "bad_weights", "missing \\['h.1.mlp.c_fc.bias'\\]")

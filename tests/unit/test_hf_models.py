@@ -16,9 +16,9 @@ import torch
 
 from core.engine import names
 from core.engine.generation import GenerationSettings, generate, prefill
-from core.foreign.hf_models import ForeignModelError, config_from_hf, detect_family, load_hf_model
+from core.foreign import ForeignModelError, config_from_hf, detect_family, load_catalogue, load_hf_model
+from core.foreign.catalog import parse_env, parse_toml
 from core.text.hf_tokenizer import HFTokenizer, readable_tokens
-from core.foreign.model_catalog import load_catalogue, parse_env, parse_toml
 from tests.hf_fixtures import FAMILIES, build_checkpoint
 
 torch.set_num_threads(1)
@@ -171,7 +171,7 @@ def test_shape_mismatch_and_missing_tokenizer(tmp_path: Path, folders: dict[str,
     assert err.value.code == "no_tokenizer"
 
 
-def test_catalogue_parsing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_catalogue_parsing(tmp_path: Path) -> None:
     found = parse_env("gpt2=/models/gpt2, qwen=/models/qwen ,bad name=/x,classic=/y,nopath", reserved=("classic",))
     assert found.models == {"gpt2": Path("/models/gpt2"), "qwen": Path("/models/qwen")}
     assert len(found.problems) == 3
@@ -180,9 +180,8 @@ def test_catalogue_parsing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     assert parse_toml("[models\n").problems
     file = tmp_path / "models.toml"
     file.write_text('[models]\nsmol = "/m/smol"\ngpt2 = "/m/old"\n')
-    monkeypatch.setenv("TOKEN_JOURNEY_MODELS_TOML", str(file))
-    monkeypatch.setenv("TOKEN_JOURNEY_MODELS", "gpt2=/m/gpt2")
-    assert load_catalogue().models == {"smol": Path("/m/smol"), "gpt2": Path("/m/gpt2")}  # the environment wins
+    assert load_catalogue("gpt2=/m/gpt2", file).models == {"smol": Path("/m/smol"), "gpt2": Path("/m/gpt2")}  # the environment wins
+    assert load_catalogue("", tmp_path / "absent.toml").models == {}
 
 
 def test_hf_tokenizer_pads_to_model_vocab(folders: dict[str, Path]) -> None:
@@ -235,15 +234,12 @@ def test_cosine_index_equals_the_plain_functions_and_scales() -> None:
     assert vectors.map_sample(500, [1]) is None
 
 
-def test_memory_limit_override_refuses_and_built_ins_are_untouched(folders: dict[str, Path],
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_memory_limit_override_refuses_and_built_ins_are_untouched(folders: dict[str, Path]) -> None:
     from core.engine.checkpoint import load_builtin
 
-    monkeypatch.setenv("TOKEN_JOURNEY_MEMORY_LIMIT_MB", "0.001")  # 1 kB "free": even the tiny model is too big
-    with pytest.raises(ForeignModelError) as err:
-        load_hf_model(folders["gpt2"], device="cpu")
+    with pytest.raises(ForeignModelError) as err:  # 1 kB "free": even the tiny model is too big
+        load_hf_model(folders["gpt2"], device="cpu", memory_limit_mb=0.001)
     assert err.value.code == "too_big"
-    monkeypatch.delenv("TOKEN_JOURNEY_MEMORY_LIMIT_MB")
     assert load_hf_model(folders["gpt2"], device="cpu").config.vocab_size == 512
     classic = load_builtin("classic", device="cpu").config
     assert classic.n_kv_head == classic.n_head and classic.qkv_bias == classic.bias  # old checkpoints: plain MHA

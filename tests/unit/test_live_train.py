@@ -192,9 +192,10 @@ def test_a_crashed_worker_is_reported(manager: JobManager) -> None:
 
 
 def test_tokenizer_travels_as_a_dict() -> None:
+    from core.text.corpus import cjk_lexicon
     from core.text.tokenizer import train_bpe
 
-    tok = train_bpe("the cat sat on the mat " * 20, 10, mode="gpt").tokenizer
+    tok = train_bpe("the cat sat on the mat " * 20, 10, mode="gpt", cjk_lexicon=cjk_lexicon()).tokenizer
     back = tokenizer_from_dict(tokenizer_to_dict(tok))
     assert back.vocab() == tok.vocab() and back.encode("the cat") == tok.encode("the cat")
 

@@ -110,3 +110,23 @@ def test_top_k_and_ranks_match_a_full_sort_even_with_ties(seed: int) -> None:
         np.testing.assert_array_equal(lens.top_ids, order[:, :k])
         assert lens.final_id == order[-1, 0]
         np.testing.assert_array_equal(lens.final_id_ranks, np.argmax(order == lens.final_id, axis=1) + 1)
+
+
+def test_grid_is_the_single_lens_at_every_position() -> None:
+    """One lens, two views: the grid's column p is logit_lens(position=p, k=1), number for number."""
+    from core.lessons.logit_lens import logit_lens_grid
+
+    torch.manual_seed(0)
+    cfg = GPTConfig(n_layer=2, n_head=2, d_model=16, d_mlp=64, n_ctx=32, vocab_size=50, positional="rope",
+                    norm="rmsnorm", mlp="swiglu", bias=False)
+    model = build_model(cfg, seed=5)
+    _, trace = model.run_with_trace([3, 14, 15, 9, 2, 6])
+    grid = logit_lens_grid(trace, model.final_norm_and_unembed)
+    assert grid.stages == (EMBEDDING_STAGE, "0", "1") and grid.top_ids.shape == (3, 6)
+    for position in range(6):
+        lens = logit_lens(trace, cfg.n_layer, model.final_norm_and_unembed, position=position, k=1)
+        np.testing.assert_array_equal(grid.top_ids[:, position], lens.top_ids[:, 0])
+        # float32 matmuls of a different batch shape round differently: agree to float32, not to the bit
+        np.testing.assert_allclose(grid.top_probs[:, position], lens.top_probs[:, 0], rtol=1e-5, atol=0)
+    hand = logit_lens_grid(_hand_trace(), lambda x: x)  # ties: the lower id, as in the single lens
+    np.testing.assert_array_equal(hand.top_ids, [[0, 0], [0, 1], [0, 2]])

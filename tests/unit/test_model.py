@@ -407,3 +407,17 @@ def test_modern_variant_matches_transformers_llama() -> None:
         expected = reference(torch.tensor([IDS])).logits[0].numpy()
     assert np.abs(logits).max() > 1.0
     np.testing.assert_allclose(logits, expected, atol=1e-4)
+
+
+def test_state_mismatch_names_missing_unexpected_and_wrong_shapes() -> None:
+    from core.engine.model import state_mismatch
+
+    model = build_model(GPTConfig(n_layer=1, n_head=2, d_model=16, d_mlp=64, n_ctx=32, vocab_size=50), device="cpu")
+    state = {k: v for k, v in model.state_dict().items() if k != "lm_head.weight"}  # tied: stored once
+    assert not state_mismatch(model, state)
+    del state["h.0.mlp.c_fc.bias"]
+    state["extra.weight"] = torch.zeros(1)
+    state["h.0.ln_1.weight"] = torch.zeros(15)
+    found = state_mismatch(model, state)
+    assert found and found.missing == ["h.0.mlp.c_fc.bias"] and found.unexpected == ["extra.weight"]
+    assert found.wrong_shape == ("h.0.ln_1.weight", (15,), (16,))

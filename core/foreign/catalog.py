@@ -1,7 +1,9 @@
 """Which foreign model folders the teacher serves: names -> folders, fixed at server start.
 
 Students never type a path: they pick a *name* in the sidebar. The teacher names the folders
-when starting the server, in either (or both) of two ways; the environment wins on a clash:
+when starting the server, in either (or both) of two ways; the environment wins on a clash
+(the server reads the variables and hands their values to ``load_catalogue``; core reads no
+environment):
 
     TOKEN_JOURNEY_MODELS="gpt2=/models/gpt2,qwen=/models/Qwen2.5-0.5B" streamlit run app.py
 
@@ -17,14 +19,12 @@ or ``-`` and may not reuse a built-in name. A bad entry is skipped and reported 
 
 from __future__ import annotations
 
-import os
 import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ENV_VAR = "TOKEN_JOURNEY_MODELS"
-TOML_ENV_VAR = "TOKEN_JOURNEY_MODELS_TOML"  # another models.toml (tests, several classes on one host)
+ENV_VAR = "TOKEN_JOURNEY_MODELS"  # named in problem messages: the teacher knows the variable, not this module
 APP_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_TOML = APP_ROOT / "models.toml"
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,39}$")
@@ -90,11 +90,15 @@ def parse_toml(text: str, source: str = "models.toml", reserved: tuple[str, ...]
     return Catalogue(models, tuple(problems))
 
 
-def load_catalogue(reserved: tuple[str, ...] = ()) -> Catalogue:
-    """models.toml (or $TOKEN_JOURNEY_MODELS_TOML) first, then $TOKEN_JOURNEY_MODELS on top."""
+def load_catalogue(env_value: str = "", toml_path: Path | None = None, reserved: tuple[str, ...] = ()) -> Catalogue:
+    """``toml_path`` (None: the models.toml next to the app) first, then ``env_value`` (the
+    ``name=/path,...`` text of TOKEN_JOURNEY_MODELS) on top.
+
+    Example: load_catalogue("gpt2=/models/gpt2", Path("/nowhere.toml")).models -> {"gpt2": PosixPath("/models/gpt2")}
+    """
     models: dict[str, Path] = {}
     problems: list[str] = []
-    toml_path = Path(os.environ.get(TOML_ENV_VAR, "") or DEFAULT_TOML)
+    toml_path = DEFAULT_TOML if toml_path is None else Path(toml_path)
     if toml_path.is_file():
         try:
             found = parse_toml(toml_path.read_text(encoding="utf-8"), toml_path.name, reserved)
@@ -102,9 +106,8 @@ def load_catalogue(reserved: tuple[str, ...] = ()) -> Catalogue:
             found = Catalogue({}, (f"{toml_path.name}: unreadable ({err})",))
         models.update(found.models)
         problems += found.problems
-    env = os.environ.get(ENV_VAR, "")
-    if env.strip():
-        found = parse_env(env, reserved)
+    if env_value.strip():
+        found = parse_env(env_value, reserved)
         models.update(found.models)
         problems += found.problems
     return Catalogue(models, tuple(problems))
