@@ -58,9 +58,13 @@ def test_classroom_profile_defaults_to_this_machines_names() -> None:
 
 def test_readme_classroom_recipe_uses_the_profile_and_setup_stays_two_commands() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    classroom = readme.split("## Hosting it for a classroom", 1)[1].split("\n## ", 1)[0]
+    classroom = readme.split("## Running a class", 1)[1].split("\n## ", 1)[0]
     assert "bash scripts/classroom.sh" in classroom and "TOKEN_JOURNEY_ALLOWED_HOSTS" in classroom
-    assert "### Exposing it beyond a LAN" in classroom and "reverse_proxy" in classroom and "auth_basic" in classroom
+    assert "(deploy/README.md)" in classroom  # beyond a LAN: the proxy recipes live there
+    deploy = (ROOT / "deploy" / "README.md").read_text(encoding="utf-8")
+    beyond = deploy.split("## Beyond a LAN", 1)[1].split("\n## ", 1)[0]
+    assert "scripts/classroom.sh --address 127.0.0.1" in beyond
+    assert "reverse_proxy" in beyond and "auth_basic" in beyond
     setup = readme.split("## Set up", 1)[1].split("\n## ", 1)[0]
     assert setup.count("```bash") == 2
 
