@@ -117,9 +117,9 @@ def setup(page_id: str) -> Page:
     )
 
 
-def try_this(title_key: str, list_key: str, **fmt: Any) -> None:
-    """The page's closing "try this" list: a subheader and its Markdown list."""
-    st.subheader(t(title_key))
+def try_this(title_key: str, list_key: str, *, as_header: bool = False, **fmt: Any) -> None:
+    """The page's closing "try this" list: a subheader (or a header) and its Markdown list."""
+    (st.header if as_header else st.subheader)(t(title_key))
     st.markdown(t(list_key, **fmt))
 
 
