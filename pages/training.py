@@ -7,20 +7,13 @@ separate process with a fair queue.
 
 from __future__ import annotations
 
-import streamlit as st
-
 from ui import training
-from ui.i18n import t
-from ui.page import setup
+from ui.page import open_page, try_this
 
-ctx = setup(training.PAGE)
-st.title(t("training.title"))
-st.markdown(t("training.intro"))
+page = open_page(training.PAGE, runs_prompt=False)
 
-training.loss_lesson(ctx.model_name)
-training.replay_section(ctx.prompt)
+training.loss_lesson(page.model_name)
+training.replay_section(page.prompt)
 training.live_controls()
 training.live_status()
-
-st.subheader(t("training.try.header"))
-st.markdown(t("training.try"))
+try_this("training.try.header", "training.try")
