@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ui.charts.training import RIGHT_LABEL_LIMIT, cross_entropy_curve
-from ui.training import EXAMPLES
+from ui.sections.training import EXAMPLES
 
 
 def _label_layers(p_now: float) -> list[dict]:
