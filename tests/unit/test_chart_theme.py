@@ -64,7 +64,7 @@ def test_style_vega_keeps_the_data_and_text_marks_grow() -> None:
 
 def test_pages_draw_every_chart_through_the_theme() -> None:
     direct = re.compile(r"\bst\.(altair_chart|plotly_chart|vega_lite_chart|pydeck_chart)\(")
-    files = [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py"))]
+    files = [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py")), *sorted((ROOT / "ui" / "sections").glob("*.py"))]
     offenders = [f"{path.name}:{n}" for path in files
                  for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if direct.search(line)]
     assert not offenders, f"draw charts with ui.charts.common.vega / vega_cached: {offenders}"
