@@ -7,8 +7,8 @@ the device in use. Durable choices live in ``ui.state`` so they survive page cha
 
 Example::
 
-    page = open_page("embeddings")          # sidebar, title, intro, the prompt's run
-    sections.similarity_lab(page)           # then the page's named sections
+    page = open_page("embeddings")      # sidebar, title, intro, the prompt's run
+    embeddings.lookup_section(page)     # then the page's named sections (ui.sections.embeddings)
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ def open_page(
 
     Example: ``page = open_page("generation")`` then ``page.run.ids``, ``page.config.n_ctx``.
     """
-    page = setup(page_id)
+    page = _setup(page_id)
     intro_args = (before_title() if before_title is not None else None) or {}
     st.title(t(f"{page_id}.title"))
     st.markdown(t(f"{page_id}.intro", **intro_args))
@@ -87,7 +87,7 @@ def open_page(
     return page
 
 
-def setup(page_id: str) -> Page:
+def _setup(page_id: str) -> Page:
     """Configure the page and draw the shared sidebar (``open_page`` calls it first)."""
     state.read_url(page_id)  # once per session: a shared link's values (checked) come first
     state.init()
