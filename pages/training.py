@@ -1,26 +1,19 @@
 """Training: watch a built-in model learn (replay of its snapshots) and train a micro-GPT live.
 
-Sections (``ui.training``, each an ``st.fragment``): the loss lesson (cross-entropy =
+Sections (``ui.sections.training``, each an ``st.fragment``): the loss lesson (cross-entropy =
 −ln p(correct)), the replay of a shipped model's training run, and live training in a
 separate process with a fair queue.
 """
 
 from __future__ import annotations
 
-import streamlit as st
+from ui.page import open_page, try_this
+from ui.sections import training
 
-from ui import training
-from ui.i18n import t
-from ui.page import setup
+page = open_page(training.PAGE, runs_prompt=False)
 
-ctx = setup(training.PAGE)
-st.title(t("training.title"))
-st.markdown(t("training.intro"))
-
-training.loss_lesson(ctx.model_name)
-training.replay_section(ctx.prompt)
+training.loss_lesson(page.model_name)
+training.replay_section(page.prompt)
 training.live_controls()
 training.live_status()
-
-st.subheader(t("training.try.header"))
-st.markdown(t("training.try"))
+try_this("training.try.header", "training.try")

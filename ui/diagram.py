@@ -231,23 +231,23 @@ def _box_svg(at: _Box, texts: list[str], *, fill: str, stroke: str, radius: floa
     return "<g>" + "".join(parts) + "</g>"
 
 
-def pipeline_svg(values: PipelineValues, labels: dict[str, str], links: dict[str, str],
-                 words: dict[str, str] | None = None, kinds: dict[str, str] | None = None,
-                 font_size: int = DIAGRAM_PX, min_scale: float = 0.75) -> str:
-    """The journey diagram as SVG; ``labels`` are translated titles, ``links`` page -> URL.
+@dataclass(frozen=True)
+class _PipelineLayout:
+    """Where ``pipeline_svg`` puts its boxes: one box per node, one dashed frame per column."""
 
-    Each box shows its title and the live value for the prompt; a box whose page exists (is in
-    ``links``) is a link to it (``ui.page.in_app_links`` keeps the click inside the session).
-    Solid arrows carry the vectors; dashed ones are the residual stream (and, with RoPE, the
-    rotation the position box applies to q and k). ``font_size`` is in px (presenter: larger).
-    The drawing fits its column but shrinks no further than ``min_scale`` of its own size (so
-    its text stays readable; a narrower column scrolls it sideways).
-    """
-    words = {**DEFAULT_WORDS, **(words or {})}
-    nodes = pipeline_nodes(values, labels, words, kinds)
-    rope = values.positional == "rope"
-    fs = float(font_size)
-    small = max(9.0, fs - 2)
+    boxes: dict[str, _Box]
+    clusters: list[_Box]
+    cluster_titles: tuple[str, str, str]
+    width: float
+    height: float
+    gap_h: float  # between the columns: room for the cross-column arrows
+    left_bracket: float  # column 1: the embedding -> sum arrow runs past the position box
+    residual_w: float  # right of the block's boxes: the residual bracket and its label
+
+
+def _pipeline_layout(nodes: dict[str, DiagramNode], values: PipelineValues, labels: dict[str, str],
+                     fs: float) -> _PipelineLayout:
+    """Three columns of boxes, each as wide as its longest text (or its title) needs."""
     line = fs * 1.35
     pad = fs * 0.8
     box_h = 2 * line + pad
@@ -255,7 +255,7 @@ def pipeline_svg(values: PipelineValues, labels: dict[str, str], links: dict[str
     cluster_pad = fs * 0.9
     title_h = fs * 1.9  # a column's title above its first box
     margin = fs * 0.5
-    residual_w = fs * 3  # right of the block's boxes: the residual bracket and its label
+    residual_w = fs * 3
 
     cluster_titles = (
         labels["text"] + " → " + labels["add"],
@@ -268,7 +268,7 @@ def pipeline_svg(values: PipelineValues, labels: dict[str, str], links: dict[str
         widths.append(max(longest + 2 * pad, fs * 9, text_width(title, fs + 1) + fs - 2 * cluster_pad))
     # Gaps between the columns hold the cross-column arrows, each on a lane of its own.
     gap_h = fs * 5.5
-    left_bracket = fs * 1.4  # column 1: the embedding -> sum arrow runs past the position box
+    left_bracket = fs * 1.4
 
     boxes: dict[str, _Box] = {}
     clusters: list[_Box] = []
@@ -283,16 +283,15 @@ def pipeline_svg(values: PipelineValues, labels: dict[str, str], links: dict[str
         cluster_w = inner_left - x + width + cluster_pad + right_extra
         clusters.append(_Box(x, margin, cluster_w, y - gap_v + cluster_pad - margin))
         x += cluster_w + gap_h
-    total_w = x - gap_h + margin
-    total_h = clusters[0].bottom + margin
+    return _PipelineLayout(boxes, clusters, cluster_titles, width=x - gap_h + margin,
+                           height=clusters[0].bottom + margin, gap_h=gap_h, left_bracket=left_bracket,
+                           residual_w=residual_w)
 
-    out = [_svg_open(total_w, total_h, " → ".join(nodes[k].title for k in NODE_KEYS), min_scale)]
-    for cluster, title in zip(clusters, cluster_titles):
-        out.append(f'<rect x="{cluster.x:.1f}" y="{cluster.y:.1f}" width="{cluster.w:.1f}" height="{cluster.h:.1f}" '
-                   f'rx="{fs * 0.6:.1f}" fill="none" stroke="{CLUSTER_LINE}" stroke-dasharray="5,4"/>')
-        out.append(f'<text x="{cluster.cx:.1f}" y="{cluster.y + fs * 1.35:.1f}" text-anchor="middle" '
-                   f'font-size="{fs + 1:.0f}" fill="{SOFT_TEXT}">{svg_escape(title)}</text>')
 
+def _pipeline_edges(layout: _PipelineLayout, rope: bool, words: dict[str, str], fs: float) -> list[str]:
+    """The arrows: down each column, then across the gaps on lanes that never cross the flow."""
+    boxes, clusters, gap_h = layout.boxes, layout.clusters, layout.gap_h
+    small = max(9.0, fs - 2)
     head = fs * 0.75
     edges: list[str] = []
     for keys in COLUMNS:
@@ -305,7 +304,7 @@ def pipeline_svg(values: PipelineValues, labels: dict[str, str], links: dict[str
     embed, pos, add = boxes["embed"], boxes["pos"], boxes["add"]
     ln1, attn, resid1, resid2, ln_final = (boxes[k] for k in ("ln1", "attn", "resid1", "resid2", "ln_final"))
     # Token vectors -> sum: a bracket left of the position box.
-    side = embed.x - left_bracket * 0.6
+    side = embed.x - layout.left_bracket * 0.6
     edges.append(svg_arrow([(embed.x, embed.cy), (side, embed.cy), (side, add.cy), (add.x, add.cy)], head))
     # Lanes in the first gap, left to right: RoPE's rotation, the flow into the block, the
     # residual. The flow leaves the sum above the residual, so the two never cross; RoPE's
@@ -322,7 +321,7 @@ def pipeline_svg(values: PipelineValues, labels: dict[str, str], links: dict[str
                             head, dashed=True, label=words["rope_edge"]))
     # The residual past the MLP: a bracket right of the block's boxes; the flow to the final
     # norm leaves below where it arrives.
-    bracket = resid1.right + residual_w * 0.4
+    bracket = resid1.right + layout.residual_w * 0.4
     arrive = resid2.cy - resid2.h * 0.22
     edges.append(svg_arrow([(resid1.right, resid1.cy), (bracket, resid1.cy), (bracket, arrive), (resid2.right, arrive)],
                         head, dashed=True, label=words["residual"]))
@@ -331,13 +330,39 @@ def pipeline_svg(values: PipelineValues, labels: dict[str, str], links: dict[str
     out_lane = clusters[1].right + gap_h * 0.5
     edges.append(svg_arrow([(resid2.right, leave), (out_lane, leave), (out_lane, ln_final.cy), (ln_final.x, ln_final.cy)],
                         head))
-    out.extend(edges)
+    return edges
+
+
+def pipeline_svg(values: PipelineValues, labels: dict[str, str], links: dict[str, str],
+                 words: dict[str, str] | None = None, kinds: dict[str, str] | None = None,
+                 font_size: int = DIAGRAM_PX, min_scale: float = 0.75) -> str:
+    """The journey diagram as SVG; ``labels`` are translated titles, ``links`` page -> URL.
+
+    Each box shows its title and the live value for the prompt; a box whose page exists (is in
+    ``links``) is a link to it (``ui.page.in_app_links`` keeps the click inside the session).
+    Solid arrows carry the vectors; dashed ones are the residual stream (and, with RoPE, the
+    rotation the position box applies to q and k). ``font_size`` is in px (presenter: larger).
+    The drawing fits its column but shrinks no further than ``min_scale`` of its own size (so
+    its text stays readable; a narrower column scrolls it sideways).
+    """
+    words = {**DEFAULT_WORDS, **(words or {})}
+    nodes = pipeline_nodes(values, labels, words, kinds)
+    fs = float(font_size)
+    layout = _pipeline_layout(nodes, values, labels, fs)
+
+    out = [_svg_open(layout.width, layout.height, " → ".join(nodes[k].title for k in NODE_KEYS), min_scale)]
+    for cluster, title in zip(layout.clusters, layout.cluster_titles):
+        out.append(f'<rect x="{cluster.x:.1f}" y="{cluster.y:.1f}" width="{cluster.w:.1f}" height="{cluster.h:.1f}" '
+                   f'rx="{fs * 0.6:.1f}" fill="none" stroke="{CLUSTER_LINE}" stroke-dasharray="5,4"/>')
+        out.append(f'<text x="{cluster.cx:.1f}" y="{cluster.y + fs * 1.35:.1f}" text-anchor="middle" '
+                   f'font-size="{fs + 1:.0f}" fill="{SOFT_TEXT}">{svg_escape(title)}</text>')
+    out.extend(_pipeline_edges(layout, values.positional == "rope", words, fs))
 
     for key in NODE_KEYS:
         node = nodes[key]
         linked = node.page is not None and node.page in links
-        out.append(_box_svg(boxes[key], [node.title, node.value], fill=LINK_FILL if linked else BOX_FILL,
-                            stroke=BOX_LINE, radius=fs * 0.45, font_size=fs, pad=pad, line=line,
+        out.append(_box_svg(layout.boxes[key], [node.title, node.value], fill=LINK_FILL if linked else BOX_FILL,
+                            stroke=BOX_LINE, radius=fs * 0.45, font_size=fs, pad=fs * 0.8, line=fs * 1.35,
                             href="./" + links[node.page] if linked else None, page=node.page))
     out.append("</svg>")
     return "".join(out)

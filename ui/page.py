@@ -1,14 +1,23 @@
-"""Every page starts with ``setup(page_id)``: browser title, wide layout, sidebar.
+"""Every page starts with ``page = open_page(PAGE)``: browser title, wide layout, sidebar, the
+page's title and intro, and one context object with the sidebar's choices.
 
 The sidebar is the same on every page: our translated navigation (the default page list
 is hidden in ``.streamlit/config.toml``), language, prompt with presets, model, seed and
 the device in use. Durable choices live in ``ui.state`` so they survive page changes.
+
+Example::
+
+    page = open_page("embeddings")      # sidebar, title, intro, the prompt's run
+    embeddings.lookup_section(page)     # then the page's named sections (ui.sections.embeddings)
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from html import escape
+from typing import Any
 from urllib.parse import urlencode
 
 import streamlit as st
@@ -21,8 +30,12 @@ CUSTOM_PRESET = "__custom__"
 
 
 @dataclass(frozen=True)
-class PageContext:
-    """What a page needs from the sidebar."""
+class Page:
+    """What a page needs from the sidebar, read once per run.
+
+    ``run`` (the prompt through the model), ``loaded`` and ``config`` are computed on first use:
+    a page without a prompt run (Self-attention, Tokenization, Training) never pays for them.
+    """
 
     page_id: str
     lang: str
@@ -30,15 +43,58 @@ class PageContext:
     model_name: str
     seed: int
 
+    @cached_property
+    def run(self) -> Any:
+        """The prompt's run (``ui.resources.PromptRun``); bad input shows a message and stops the page."""
+        from ui.resources import run_prompt_or_stop
 
-def setup(page_id: str) -> PageContext:
-    """Configure the page and draw the shared sidebar. Call it before anything else."""
+        return run_prompt_or_stop(self.model_name, self.prompt)
+
+    @cached_property
+    def loaded(self) -> Any:
+        """The shared, read-only model with its tokenizer and config."""
+        from ui.resources import get_model
+
+        return get_model(self.model_name)
+
+    @cached_property
+    def config(self) -> Any:
+        """The model's config (``n_layer``, ``n_head``, ``d_model``, ...)."""
+        return self.loaded.config
+
+
+def open_page(
+    page_id: str,
+    *,
+    runs_prompt: bool = True,
+    before_title: Callable[[], Mapping[str, Any] | None] | None = None,
+) -> Page:
+    """Draw the sidebar, the page's title and intro (``<page_id>.title`` / ``.intro``) and return
+    the page's context.
+
+    ``runs_prompt``: run the prompt right after the intro (where its "prompt too long" note and a
+    bad prompt's message belong). ``before_title``: settles session values before anything is
+    drawn on the main area and returns the intro's format arguments (or None).
+
+    Example: ``page = open_page("generation")`` then ``page.run.ids``, ``page.config.n_ctx``.
+    """
+    page = _setup(page_id)
+    intro_args = (before_title() if before_title is not None else None) or {}
+    st.title(t(f"{page_id}.title"))
+    st.markdown(t(f"{page_id}.intro", **intro_args))
+    if runs_prompt:
+        _ = page.run
+    return page
+
+
+def _setup(page_id: str) -> Page:
+    """Configure the page and draw the shared sidebar (``open_page`` calls it first)."""
     state.read_url(page_id)  # once per session: a shared link's values (checked) come first
     state.init()
-    page = nav.page_by_id(page_id)
+    entry = nav.page_by_id(page_id)
     st.set_page_config(
         page_title=f"Token Journey · {t('nav.' + page_id)}",
-        page_icon=page.icon,
+        page_icon=entry.icon,
         layout="wide",
     )
     with st.sidebar:
@@ -52,13 +108,31 @@ def setup(page_id: str) -> PageContext:
     from ui.resources import require_model_or_stop  # a teacher's checkpoint: load it or say why not
 
     require_model_or_stop(state.get(state.MODEL))
-    return PageContext(
+    return Page(
         page_id=page_id,
         lang=state.get(state.LANG),
         prompt=state.get(state.PROMPT),
         model_name=state.get(state.MODEL),
         seed=int(state.get(state.SEED)),
     )
+
+
+def try_this(title_key: str, list_key: str, *, as_header: bool = False, **fmt: Any) -> None:
+    """The page's closing "try this" list: a subheader (or a header) and its Markdown list."""
+    (st.header if as_header else st.subheader)(t(title_key))
+    st.markdown(t(list_key, **fmt))
+
+
+def relabel_after_language_switch(seen_key: str, widget_keys: tuple[str, ...]) -> None:
+    """Hand each choice back to its widget after a language switch, so the browser shows it under
+    its new (translated) label; a keyed widget keeps its identity. ``seen_key`` remembers the
+    language the widgets were last drawn in."""
+    lang = state.get(state.LANG)
+    if st.session_state.get(seen_key) != lang:
+        for widget_key in widget_keys:
+            if widget_key in st.session_state:
+                st.session_state[widget_key] = st.session_state[widget_key]
+        st.session_state[seen_key] = lang
 
 
 # Static CSS (no user text ever enters it). Phones: the drawings keep a readable
@@ -212,6 +286,15 @@ def _link(page_id: str) -> None:
 
 
 def _controls() -> None:
+    """Language, prompt (with its presets), model, seed, presenter mode and the device in use."""
+    _language_select()
+    lang = state.get(state.LANG)
+    _prompt_inputs(lang)
+    _model_seed_presenter(lang)
+    _device_caption()
+
+
+def _language_select() -> None:
     languages = list(LANGUAGES)
     st.selectbox(
         t("sidebar.language"),
@@ -221,7 +304,8 @@ def _controls() -> None:
         on_change=state.commit(state.LANG),
     )
 
-    lang = state.get(state.LANG)
+
+def _prompt_inputs(lang: str) -> None:
     # The preset box shows which preset the current prompt is (or "your own text").
     current = state.get(state.PROMPT)
     matching = [k for k, p in PROMPT_PRESETS.items() if p.text == current]
@@ -243,6 +327,9 @@ def _controls() -> None:
         height=90,
         help=t("sidebar.prompt.help"),
     )
+
+
+def _model_seed_presenter(lang: str) -> None:
     st.selectbox(
         t("sidebar.model"),
         list(state.available_model_names()),
@@ -265,6 +352,9 @@ def _controls() -> None:
         on_change=state.commit(state.PRESENTER),
         help=t("sidebar.presenter.help"),
     )
+
+
+def _device_caption() -> None:
     device, description = _device_name()
     if device == "cpu":  # "CPU (1 thread)" in the page's language, with a correct plural
         import torch

@@ -13,7 +13,7 @@ from altair.vegalite.v6.schema import load_schema
 from ui.charts import vl
 from ui.charts.training import (HELD_COLOUR, MARK_COLOUR, RIGHT_LABEL_LIMIT, TRAIN_COLOUR, BarsText, LossText,
                                 cross_entropy_curve, live_loss, loss_curves, next_token_bars)
-from ui.training import EXAMPLES
+from ui.sections.training import EXAMPLES
 
 LOSS_TEXT = LossText("Loss", "step", "loss", "series", "train", "held-out", "uniform", "now")
 BARS_TEXT = BarsText("Next", "p", "token", "kind", "target", "other")

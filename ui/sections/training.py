@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 import core
 from serving import live_train
@@ -38,7 +39,7 @@ from ui.charts.output import token_labels
 from ui.charts.vectors import MapText
 from ui.i18n import load_strings, t, translate
 from ui.precompute import EMBEDDINGS_TABLE, embeddings_table
-from ui.resources import get_model, memo, run_prompt, shared
+from ui.resources import PromptRun, get_model, memo, run_prompt, shared
 from ui.text import escape_markdown
 from ui.tokens import display_token
 
@@ -207,8 +208,44 @@ def replay_section(prompt: str) -> None:
 
 
 def _replay(prompt: str) -> None:
+    """The chosen snapshot: its losses, its next-token guess, its attention and its embedding map."""
     st.header(t("training.replay.header"))
     st.markdown(t("training.replay.explain"))
+    picked = _replay_controls()
+    if picked is None:
+        return
+    preset, step, target_word = picked
+    index = session_models.snapshot_index(preset)
+    entry = index.entry(step)
+    name = session_models.snapshot_model_name(preset, step)
+    with st.spinner(t("training.replay.loading")):
+        loaded = get_model(name)
+    try:
+        run = run_prompt(name, prompt)
+    except PromptProblem as problem:
+        st.warning(t(f"prompt.problem.{problem.code}"))
+        return
+    if run.truncated_from is not None:  # the same note every model page gives for a too-long prompt
+        st.info(t("prompt.truncated", n=run.truncated_from, kept=len(run.ids), n_ctx=len(run.ids) + 1))
+    lang = state.get(state.LANG)
+    found = _target_id(loaded.tokenizer, target_word)
+    metrics = st.columns(5)
+    metrics[0].metric(t("training.metric.step"), f"{step:,} / {index.total_steps:,}")
+    metrics[1].metric(t("training.metric.tokens"), f"{entry.tokens_seen:,}")
+    metrics[2].metric(t("training.metric.train"), f"{entry.train_loss:.3f}")
+    metrics[3].metric(t("training.metric.heldout"), f"{entry.heldout_loss:.3f}",
+                      help=t("training.metric.heldout.help", uniform=f"{replay.uniform_loss(index.config.vocab_size):.2f}"))
+    _loss_and_target(preset, step, name, run, found, lang, metrics[4])
+    left, right = st.columns(2)
+    with left:
+        _strongest_head(preset, name, run, lang)
+    with right:
+        _snapshot_map(name, step, run)
+
+
+def _replay_controls() -> tuple[str, int, str] | None:
+    """Model, target word, step slider, ▶ play and "view the app at this step": (preset, step,
+    target word), or None (after a warning) when the model has no snapshots."""
     presets = list(core.BUILTIN_PRESETS)
     top = st.columns([1, 1])
     preset = top[0].selectbox(t("training.replay.model"), presets, **state.bind("train_model", options=presets),
@@ -241,28 +278,13 @@ def _replay(prompt: str) -> None:
     viewing = st.session_state.get("_training_viewing")
     if viewing and viewing == state.get(state.MODEL):
         buttons[2].caption(t("training.replay.viewing", name=viewing))
+    return preset, step, target_word
 
-    index = session_models.snapshot_index(preset)
-    entry = index.entry(step)
-    name = session_models.snapshot_model_name(preset, step)
-    with st.spinner(t("training.replay.loading")):
-        loaded = get_model(name)
-    try:
-        run = run_prompt(name, prompt)
-    except PromptProblem as problem:
-        st.warning(t(f"prompt.problem.{problem.code}"))
-        return
-    if run.truncated_from is not None:  # the same note every model page gives for a too-long prompt
-        st.info(t("prompt.truncated", n=run.truncated_from, kept=len(run.ids), n_ctx=len(run.ids) + 1))
-    lang = state.get(state.LANG)
-    found = _target_id(loaded.tokenizer, target_word)
-    metrics = st.columns(5)
-    metrics[0].metric(t("training.metric.step"), f"{step:,} / {index.total_steps:,}")
-    metrics[1].metric(t("training.metric.tokens"), f"{entry.tokens_seen:,}")
-    metrics[2].metric(t("training.metric.train"), f"{entry.train_loss:.3f}")
-    metrics[3].metric(t("training.metric.heldout"), f"{entry.heldout_loss:.3f}",
-                      help=t("training.metric.heldout.help", uniform=f"{replay.uniform_loss(index.config.vocab_size):.2f}"))
 
+def _loss_and_target(preset: str, step: int, name: str, run: PromptRun, found: tuple[int, int] | None, lang: str,
+                     target_metric: DeltaGenerator) -> None:
+    """The loss curves up to this step beside the next-token distribution and −ln p(target)."""
+    tokenizer = get_model(name).tokenizer
     left, right = st.columns(2)
     with left:
         vega(_loss_spec(preset, step, lang), width="stretch", key="training_loss_chart")
@@ -277,40 +299,45 @@ def _replay(prompt: str) -> None:
             if n_tokens > 1:
                 st.caption(t("training.replay.target.first", n=n_tokens))
     if nt is not None:
-        shown = escape_markdown(display_token(loaded.tokenizer.decode([nt.target_id])))  # token text is data
-        metrics[4].metric(t("training.metric.target", target=shown),
-                          f"{nt.target_loss:.3f}", help=t("training.metric.target.help", p=f"{nt.target_prob:.4f}",
-                                                          rank=nt.target_rank))
+        shown = escape_markdown(display_token(tokenizer.decode([nt.target_id])))  # token text is data
+        target_metric.metric(t("training.metric.target", target=shown),
+                             f"{nt.target_loss:.3f}", help=t("training.metric.target.help", p=f"{nt.target_prob:.4f}",
+                                                             rank=nt.target_rank))
         st.markdown(t("training.replay.target.say", target=shown,
                       p=f"{nt.target_prob:.4f}", loss=f"{nt.target_loss:.3f}", rank=nt.target_rank))
 
-    left, right = st.columns(2)
-    with left:
-        head = replay.strongest_coref_head(get_model(preset).metrics)
-        if head is None or head[0] >= loaded.config.n_layer or head[1] >= loaded.config.n_head:
-            st.info(t("training.replay.attn.none"))
-        else:
-            vega(_attention_spec(name, run.text, head[0], head[1], lang), width="stretch", key="training_attn_chart")
-            st.caption(t("training.replay.attn.caption", layer=head[0], head=head[1]))
-    with right:
-        view = shared(name, EMBEDDINGS_TABLE) or shared(name, EMBEDDINGS_TABLE + ".on_demand", embeddings_table)
-        known = load_strings("en")  # a category without a translation shows its key, never a missing-key mark
-        names = {c: t(f"embeddings.category.{c}") if f"embeddings.category.{c}" in known else c
-                 for c in dict.fromkeys(c for c in view.categories if c)}
-        ratio = view.projection.explained_variance_ratio
-        text = MapText(title=t("training.replay.pca.title", step=f"{step:,}"), axis=t("embeddings.map.axis"),
-                       token=t("embeddings.axis.token"), token_id=t("embeddings.lookup.col_id"),
-                       category=t("embeddings.map.category"), other=t("embeddings.map.other"),
-                       prompt=t("embeddings.map.prompt"))
-        # The snapshot's map, built once per (snapshot, language) and shared; the prompt's ring per prompt.
-        points = space3d.cached(embedding_space, (view.projection.coords, view.labels, view.categories, names, ratio),
-                                dict(text=text, show_other=True, space_labels=space3d.space_labels(),
-                                     # the tokens the model saw in training (as on Embeddings): an unseen row is noise
-                                     shown_ids=sorted({*view.trained, *run.ids}) if view.trained else None))
-        ring = space3d.cached(prompt_ring, (view.projection.coords, list(run.ids),
-                                            [display_token(x) for x in run.tokens]), dict(name=text.prompt))
-        space3d.space3d(joined_space(points, ring), key="training_pca_chart")
-        st.caption(t("training.replay.pca.caption"))
+
+def _strongest_head(preset: str, name: str, run: PromptRun, lang: str) -> None:
+    """The trained model's strongest coreference head, as this snapshot attends with it."""
+    config = get_model(name).config
+    head = replay.strongest_coref_head(get_model(preset).metrics)
+    if head is None or head[0] >= config.n_layer or head[1] >= config.n_head:
+        st.info(t("training.replay.attn.none"))
+    else:
+        vega(_attention_spec(name, run.text, head[0], head[1], lang), width="stretch", key="training_attn_chart")
+        st.caption(t("training.replay.attn.caption", layer=head[0], head=head[1]))
+
+
+def _snapshot_map(name: str, step: int, run: PromptRun) -> None:
+    """The snapshot's embedding table in 3-D (PCA), the prompt's tokens ringed."""
+    view = shared(name, EMBEDDINGS_TABLE) or shared(name, EMBEDDINGS_TABLE + ".on_demand", embeddings_table)
+    known = load_strings("en")  # a category without a translation shows its key, never a missing-key mark
+    names = {c: t(f"embeddings.category.{c}") if f"embeddings.category.{c}" in known else c
+             for c in dict.fromkeys(c for c in view.categories if c)}
+    ratio = view.projection.explained_variance_ratio
+    text = MapText(title=t("training.replay.pca.title", step=f"{step:,}"), axis=t("embeddings.map.axis"),
+                   token=t("embeddings.axis.token"), token_id=t("embeddings.lookup.col_id"),
+                   category=t("embeddings.map.category"), other=t("embeddings.map.other"),
+                   prompt=t("embeddings.map.prompt"))
+    # The snapshot's map, built once per (snapshot, language) and shared; the prompt's ring per prompt.
+    points = space3d.cached(embedding_space, (view.projection.coords, view.labels, view.categories, names, ratio),
+                            dict(text=text, show_other=True, space_labels=space3d.space_labels(),
+                                 # the tokens the model saw in training (as on Embeddings): an unseen row is noise
+                                 shown_ids=sorted({*view.trained, *run.ids}) if view.trained else None))
+    ring = space3d.cached(prompt_ring, (view.projection.coords, list(run.ids),
+                                        [display_token(x) for x in run.tokens]), dict(name=text.prompt))
+    space3d.space3d(joined_space(points, ring), key="training_pca_chart")
+    st.caption(t("training.replay.pca.caption"))
 
 
 # --- 3. live training --------------------------------------------------------------------------

@@ -1,0 +1,514 @@
+"""Generation & KV cache sections: the generation loop with its cache, and the memory calculator.
+
+Generation state lives in ``st.session_state`` under ``gen_*`` keys as plain data (the ids
+so far and one record per step); the KV cache itself is rebuilt from the ids when a rerun
+lost it (``core.engine.generation`` does that before its timer starts). The shared model object is
+only read. The memory calculator uses ``core.lessons.kv_memory``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from core.engine.generation import (
+    STOP_CONTEXT_FULL,
+    STOP_EOS,
+    STOP_MAX_NEW_TOKENS,
+    TIMING_REPEATS,
+    GenerationSettings,
+    GenerationState,
+    KVCache,
+    StepReport,
+    generate,
+    generation_step,
+    start_generation,
+)
+from core.lessons.kv_memory import (
+    DEFAULT_PRESET,
+    DTYPE_BITS,
+    MODEL_PRESETS,
+    KVCacheMemory,
+    ModelPreset,
+    compare_head_sharing,
+    default_contexts,
+    format_bytes,
+    gqa_choices,
+    head_sharing_kind,
+    kv_cache_memory,
+    total_bytes_by_context,
+)
+from ui import state as durable
+from ui.charts.common import wrap_title
+from ui.charts.output import (
+    CACHED_COLOR,
+    RECOMPUTE_COLOR,
+    cache_length_chart,
+    cached,
+    causal_mask_chart,
+    kv_growth_chart,
+    kv_variants_chart,
+    show,
+    timeline_chart,
+    token_labels,
+    top5_chart,
+    two_series_line_chart,
+)
+from ui.i18n import t, translate
+from ui.page import Page
+from ui.resources import get_model
+from ui.state import bind_clamped as bound
+from ui.state import commit_to as commit
+from ui.text import escape_markdown
+
+MAX_NEW_TOKENS = 64
+MASK_MAX_POSITIONS = 48  # the causal-mask chart shows at most the last 48 positions
+LIVE_MODEL_PRESET = "__live__"  # the calculator's entry for the model running in this app
+# Presets whose names are descriptions get a translated name; real model names stay.
+TRANSLATED_PRESETS = ("llama4_scout_like", "deepseek_style")
+
+GEN_KEYS = ("gen_signature", "gen_state", "gen_steps", "gen_notice")
+
+
+@st.cache_resource(show_spinner=False)
+def warm_up(model_name: str) -> bool:
+    """Run both forward paths once per server, so step 1's timing is not PyTorch's first-call setup."""
+    loaded = get_model(model_name)
+    generate(loaded.model, [1, 2], None, GenerationSettings(temperature=0.0, max_new_tokens=3))
+    return True
+
+
+def record(report: StepReport) -> dict[str, Any]:
+    """One step as plain data for session state (no arrays, no tensors)."""
+    return {
+        "step": report.step,
+        "token_id": report.token_id,
+        "prob": float(report.probs[report.token_id]),
+        "top5": [[int(i), float(p)] for i, p in report.top5],
+        "cache_len": list(report.cache_len_per_layer),
+        "kv_step_cached": report.kv_computed_cached,
+        "kv_step_uncached": report.kv_computed_uncached,
+        "kv_total_cached": report.kv_total_cached,
+        "kv_total_uncached": report.kv_total_uncached,
+        "n_layer": report.n_layer,
+        "ms_cached": report.seconds_cached * 1000,
+        "ms_recompute": report.seconds_recompute * 1000,
+        "logit_diff": report.max_abs_logit_diff,
+        "stop": report.stop_reason,
+    }
+
+
+def reset_generation(signature: tuple, reason: str | None, fresh_state: dict[str, Any] | None) -> None:
+    """Forget every step and start again from the prompt (``fresh_state``; None if it cannot start)."""
+    for key in GEN_KEYS:
+        st.session_state.pop(key, None)
+    st.session_state["gen_signature"] = signature
+    st.session_state["gen_steps"] = []
+    st.session_state["gen_notice"] = reason
+    if fresh_state is not None:
+        st.session_state["gen_state"] = fresh_state
+
+
+def on_preset_change(live: ModelPreset) -> None:
+    """Fill the calculator's inputs from the chosen preset (``live``: this app's model)."""
+    choice = durable.get("generation_kv_preset")  # checked: a crafted name falls back with a note
+    values = live if choice == LIVE_MODEL_PRESET else MODEL_PRESETS.get(choice, MODEL_PRESETS[DEFAULT_PRESET])
+    durable.put("generation_kv_layers", values.n_layer)
+    durable.put("generation_kv_heads", values.n_head)
+    durable.put("generation_kv_kv_heads", values.n_kv_head)
+    durable.put("generation_kv_head_dim", values.d_head)
+    durable.put("generation_kv_tokens", values.n_tokens)
+
+
+def alternatives(tokenizer: Any, steps: list[dict[str, Any]]) -> list[str]:
+    """Each step's top 5 as "token p, token p, ..." (the timeline's tooltip and the table)."""
+    return [", ".join(f"{lab} {p:.2f}" for lab, (_, p) in zip(token_labels(tokenizer, [i for i, _ in s["top5"]]), s["top5"]))
+            for s in steps]
+
+
+# --- the generation loop -------------------------------------------------------------------------
+
+
+@st.fragment
+def generation_section(page: Page) -> None:
+    """Knobs, Next / Run / Reset, the text so far and the KV cache of this run."""
+    st.header(t("generation.head.loop"))
+    st.markdown(t("generation.loop.explain"))
+    max_new = _knobs(page.config.vocab_size)
+    signature, fresh = _start(page, max_new)
+    next_clicked, run_clicked, finished = _buttons(signature, fresh, max_new)
+    if (next_clicked or run_clicked) and not finished:
+        _generate(page, max_new, run_clicked, next_clicked)
+
+    if st.session_state.get("gen_notice") == "changed":
+        st.info(t("generation.reset_notice"))
+
+    steps: list[dict[str, Any]] = st.session_state.get("gen_steps", [])
+    gen_state = GenerationState.from_dict(st.session_state["gen_state"]) if fresh is not None else None
+    tokenizer = page.loaded.tokenizer
+    if gen_state is not None:
+        _text_so_far(page, gen_state, max_new)
+    if steps:
+        _latest_step_charts(tokenizer, steps)
+    _cache_section(page, steps, gen_state)
+
+
+def _knobs(vocab_size: int) -> int:
+    """Temperature, top-k, top-p (shared with the Logits page) and the number of new tokens."""
+    c1, c2, c3, c4 = st.columns(4)
+    with c1:
+        wkey = bound("sampling_temperature", "generation_temperature", (0.0, 3.0))
+        st.slider(t("generation.temperature"), min_value=0.0, max_value=3.0, step=0.05, key=wkey,
+                  on_change=commit("sampling_temperature", wkey), help=t("generation.temperature.help"))
+    with c2:
+        wkey = bound("sampling_top_k", "generation_top_k", (0, vocab_size))
+        st.number_input(t("generation.top_k"), min_value=0, max_value=vocab_size, step=1, key=wkey,
+                        on_change=commit("sampling_top_k", wkey), help=t("generation.top_k.help"))
+    with c3:
+        wkey = bound("sampling_top_p", "generation_top_p", (0.05, 1.0))
+        st.slider(t("generation.top_p"), min_value=0.05, max_value=1.0, step=0.05, key=wkey,
+                  on_change=commit("sampling_top_p", wkey))
+    with c4:
+        max_new = st.slider(t("generation.max_new"), min_value=1, max_value=MAX_NEW_TOKENS, step=1,
+                            **durable.bind("generation_max_new"), help=t("generation.max_new.help"))
+    return int(max_new)
+
+
+def _start(page: Page, max_new: int) -> tuple[tuple, GenerationState | None]:
+    """The run's signature and its fresh start (None if it cannot start); a changed signature
+    forgets the steps so far."""
+    run, cfg = page.run, page.config
+    temperature = float(st.session_state["sampling_temperature"])
+    top_k = int(st.session_state["sampling_top_k"])
+    top_p = float(st.session_state["sampling_top_p"])
+    try:
+        settings = GenerationSettings(temperature=temperature, top_k=top_k or None, top_p=top_p,
+                                      seed=page.seed, max_new_tokens=int(max_new))
+        fresh = start_generation(page.loaded.model, run.ids, settings)
+    except ValueError:  # said by cause in the page's language (the core's message is English)
+        fresh = None
+        if len(run.ids) >= cfg.n_ctx:
+            st.warning(t("generation.cannot_start.context_full", n=len(run.ids), n_ctx=cfg.n_ctx))
+        else:
+            st.warning(t("generation.cannot_start"))
+
+    signature = (page.model_name, tuple(run.ids), temperature, top_k, top_p, page.seed, int(max_new))
+    if st.session_state.get("gen_signature") != signature:
+        had_steps = bool(st.session_state.get("gen_steps"))
+        reset_generation(signature, "changed" if had_steps else None, fresh.to_dict() if fresh is not None else None)
+    return signature, fresh
+
+
+def _buttons(signature: tuple, fresh: GenerationState | None, max_new: int) -> tuple[bool, bool, bool]:
+    """Next / Run / Reset in one row (also on a phone): (next clicked, run clicked, finished)."""
+    b1 = b2 = b3 = st.container(horizontal=True, gap="small", key="generation_buttons")
+    finished = fresh is None or GenerationState.from_dict(st.session_state["gen_state"]).finished
+    next_clicked = b1.button(t("generation.next"), key="generation_next", disabled=finished, type="primary")
+    run_clicked = b2.button(t("generation.run", n=max_new), key="generation_run", disabled=finished)
+    b3.button(t("generation.reset"), key="generation_reset", on_click=reset_generation,
+              args=(signature, None, fresh.to_dict() if fresh is not None else None))
+    return next_clicked, run_clicked, finished
+
+
+def _generate(page: Page, max_new: int, run_clicked: bool, next_clicked: bool) -> None:
+    """One step (Next) or every step left (Run, with a progress bar), recorded in session state."""
+    model, eos_id = page.loaded.model, page.loaded.tokenizer.eot_id
+    state = GenerationState.from_dict(st.session_state["gen_state"])
+    cache: KVCache | None = None  # a click's first step rebuilds it from the ids (untimed)
+    progress = st.progress(0.0, text=t("generation.progress", done=0, total=max_new)) if run_clicked else None
+    try:
+        while not state.finished:
+            state, report, cache = generation_step(model, state, eos_id, cache)
+            st.session_state["gen_steps"].append(record(report))
+            st.session_state["gen_state"] = state.to_dict()
+            if progress is not None:
+                done = len(state.generated_ids)
+                progress.progress(min(1.0, done / max_new), text=t("generation.progress", done=done, total=max_new))
+            if next_clicked:
+                break
+    except ValueError:
+        st.error(t("generation.step_failed"))
+    if progress is not None:
+        progress.empty()
+    st.session_state["gen_notice"] = None
+    if state.finished:
+        st.rerun()  # the buttons above were drawn before the stop: redraw them disabled
+
+
+def _text_so_far(page: Page, gen_state: GenerationState, max_new: int) -> None:
+    """The prompt and every token chosen so far, and why the loop stopped."""
+    tokenizer = page.loaded.tokenizer
+    generated = list(gen_state.generated_ids)
+    st.markdown(t("generation.text_so_far", steps=len(generated)))
+    st.code(tokenizer.decode(gen_state.ids), language=None, wrap_lines=True)
+    if generated:
+        st.caption(t("generation.new_tokens", tokens=" · ".join(escape_markdown(x) for x in token_labels(tokenizer, generated))))
+    reason = gen_state.stop_reason
+    if reason == STOP_EOS:
+        st.success(t("generation.stop.eos"))
+    elif reason == STOP_MAX_NEW_TOKENS:
+        st.success(t("generation.stop.max", n=max_new))
+    elif reason == STOP_CONTEXT_FULL:
+        st.warning(t("generation.stop.context", n_ctx=page.config.n_ctx))
+    elif not generated:
+        st.caption(t("generation.press_next"))
+
+
+def _latest_step_charts(tokenizer: Any, steps: list[dict[str, Any]]) -> None:
+    """The latest step's top 5 (with the chosen token) beside the chosen tokens' timeline."""
+    latest = steps[-1]
+    top_ids = [i for i, _ in latest["top5"]]
+    top_labels = token_labels(tokenizer, top_ids)
+    chosen_label = token_labels(tokenizer, [latest["token_id"]])[0]
+    if chosen_label not in top_labels:  # a draw from outside the top 5 (possible at high T)
+        top_labels.append(chosen_label)
+        top_ids.append(latest["token_id"])
+    top_probs = [p for _, p in latest["top5"]] + ([latest["prob"]] if len(top_ids) > len(latest["top5"]) else [])
+    left, right = st.columns([2, 3])
+    with left:
+        show(
+            top5_chart(top_labels, top_probs, chosen_label,
+                       title=t("generation.chart.top5.title", step=latest["step"]),
+                       x_title=t("generation.axis.prob"), y_title=t("generation.axis.token"),
+                       chosen_title=t("generation.legend.kind"), chosen_name=t("generation.legend.chosen"),
+                       other_name=t("generation.legend.other")),
+        )
+    with right:
+        labels = token_labels(tokenizer, [s["token_id"] for s in steps])
+        show(
+            timeline_chart([s["step"] for s in steps], labels, [s["prob"] for s in steps], alternatives(tokenizer, steps),
+                           title=t("generation.chart.timeline.title"), x_title=t("generation.axis.step"),
+                           y_title=t("generation.axis.chosen_prob"), token_title=t("generation.axis.token"),
+                           alternatives_title=t("generation.axis.top5")),
+        )
+
+
+# --- the KV cache of this run ---------------------------------------------------------------------
+
+
+def _cache_section(page: Page, steps: list[dict[str, Any]], gen_state: GenerationState | None) -> None:
+    """What the cache holds after each step, what it saves, the causal mask and the steps' table."""
+    st.header(t("generation.head.cache"))
+    st.markdown(t("generation.cache.explain"))
+    if not steps:
+        st.caption(t("generation.cache.empty"))
+        return
+    tokenizer = page.loaded.tokenizer
+    _cache_metrics(steps)
+    _cache_charts(steps)
+    _mask_chart(tokenizer, steps, gen_state, page.run.ids)
+    with st.expander(t("generation.table.title")):
+        frame = pd.DataFrame({
+            t("generation.table.step"): [s["step"] for s in steps],
+            t("generation.table.token"): token_labels(tokenizer, [s["token_id"] for s in steps]),
+            t("generation.table.prob"): [round(s["prob"], 4) for s in steps],
+            t("generation.table.top5"): alternatives(tokenizer, steps),
+            t("generation.table.cache"): [s["cache_len"][0] for s in steps],
+            t("generation.table.kv_step"): [f"{s['kv_step_cached']} / {s['kv_step_uncached']}" for s in steps],
+            t("generation.table.ms"): [f"{s['ms_cached']:.2f} / {s['ms_recompute']:.2f}" for s in steps],
+        })
+        st.dataframe(frame, hide_index=True, width="stretch", key="generation_steps_table")
+
+
+def _cache_metrics(steps: list[dict[str, Any]]) -> None:
+    latest = steps[-1]
+    n_layer = latest["n_layer"]
+    m = st.columns(4)
+    m[0].metric(t("generation.metric.cache_len"), f"{latest['cache_len'][0]}",
+                help=t("generation.metric.cache_len.help", n_layer=n_layer))
+    m[1].metric(t("generation.metric.kv_cached"), f"{latest['kv_total_cached']:,}",
+                help=t("generation.metric.kv.help", total=f"{latest['kv_total_cached'] * n_layer:,}", n_layer=n_layer))
+    m[2].metric(t("generation.metric.kv_uncached"), f"{latest['kv_total_uncached']:,}",
+                help=t("generation.metric.kv.help", total=f"{latest['kv_total_uncached'] * n_layer:,}", n_layer=n_layer))
+    m[3].metric(t("generation.metric.ms"), f"{latest['ms_cached']:.2f} / {latest['ms_recompute']:.2f}",
+                help=t("generation.metric.ms.help", runs=TIMING_REPEATS))
+    st.caption(t("generation.cache.diff", diff=f"{max(s['logit_diff'] for s in steps):.2e}"))
+
+
+def _cache_charts(steps: list[dict[str, Any]]) -> None:
+    """Cache length per layer and step; K/V vectors computed and milliseconds, with and without."""
+    step_numbers = [s["step"] for s in steps]
+    cache_matrix = np.array([s["cache_len"] for s in steps]).T  # (layer, step)
+    show(
+        cache_length_chart(cache_matrix, [t("generation.layer", layer=L) for L in range(cache_matrix.shape[0])],
+                           [str(s) for s in step_numbers], title=t("generation.chart.cache.title"),
+                           x_title=t("generation.axis.step"), y_title=t("generation.axis.layer"),
+                           value_title=t("generation.axis.cache_len"), value_format=".0f",
+                           show_values=len(steps) <= 32),
+    )
+    left, right = st.columns(2)
+    with left:
+        show(
+            two_series_line_chart(
+                step_numbers,
+                {t("generation.legend.with_cache"): [s["kv_total_cached"] for s in steps],
+                 t("generation.legend.without_cache"): [s["kv_total_uncached"] for s in steps]},
+                [CACHED_COLOR, RECOMPUTE_COLOR],
+                title=t("generation.chart.kv.title"), x_title=t("generation.axis.step"),
+                y_title=t("generation.axis.kv_total"), series_title=t("generation.legend.mode"),
+            ),
+        )
+    with right:
+        show(
+            two_series_line_chart(
+                step_numbers,
+                {t("generation.legend.with_cache"): [s["ms_cached"] for s in steps],
+                 t("generation.legend.recompute"): [s["ms_recompute"] for s in steps]},
+                [CACHED_COLOR, RECOMPUTE_COLOR],
+                title=t("generation.chart.ms.title"), x_title=t("generation.axis.step"),
+                y_title=t("generation.axis.ms"), series_title=t("generation.legend.mode"), value_format=".3f",
+                log_scale=True,
+            ),
+        )
+    st.caption(t("generation.cache.timing_note", runs=TIMING_REPEATS))
+
+
+def _mask_chart(tokenizer: Any, steps: list[dict[str, Any]], gen_state: GenerationState | None,
+                prompt_ids: list[int]) -> None:
+    """The causal mask as it grows: pick a step to see the matrix that step reads."""
+    prompt_len = len(gen_state.prompt_ids) if gen_state else len(prompt_ids)
+    all_ids = list(gen_state.ids) if gen_state else list(prompt_ids)
+    mask_step = len(steps)
+    if len(steps) > 1:
+        mask_step = st.slider(t("generation.mask_step"), min_value=1, max_value=len(steps), value=len(steps),
+                              key="generation_mask_step")
+    n_read = prompt_len + mask_step - 1  # step s reads the prompt and the s - 1 tokens chosen before it
+    new_rows = prompt_len if mask_step == 1 else 1  # step 1 is the prefill: every prompt row is new
+    labels_read = [f"{i}·{lab}" for i, lab in enumerate(token_labels(tokenizer, all_ids[:n_read]))]
+    if n_read > MASK_MAX_POSITIONS:  # one cell per pair: keep the chart readable and light
+        labels_read = labels_read[-MASK_MAX_POSITIONS:]
+        st.caption(t("generation.mask.window", n=MASK_MAX_POSITIONS))
+    show(
+        causal_mask_chart(labels_read, min(new_rows, len(labels_read)),
+                          title=t("generation.chart.mask.title", step=mask_step, n=n_read),
+                          x_title=t("generation.axis.key"), y_title=t("generation.axis.query"),
+                          state_title=t("generation.legend.mask"), visible_name=t("generation.legend.visible"),
+                          masked_name=t("generation.legend.masked"), newest_name=t("generation.legend.newest")),
+        width="content",
+    )
+    st.caption(t("generation.mask.caption"))
+
+
+# --- the KV-cache memory calculator ---------------------------------------------------------------
+
+
+@st.fragment
+def memory_section(page: Page) -> None:
+    """The KV-cache memory calculator (independent of the generation above)."""
+    st.header(t("generation.head.memory"))
+    st.markdown(t("generation.memory.explain"))
+    cfg = page.config
+    live_preset = ModelPreset(
+        LIVE_MODEL_PRESET, t("generation.memory.live_model"), cfg.n_layer, cfg.n_head, cfg.n_kv_head, cfg.d_head, cfg.n_ctx,
+    )
+    _preset_select(live_preset, page.lang)
+    inputs = _memory_inputs()
+    n_layer_in, n_head_in, n_kv_in, d_head_in, tokens_in, batch_in, dtype_in = inputs
+    try:
+        memory = kv_cache_memory(int(n_layer_in), int(n_kv_in), int(d_head_in), int(tokens_in), int(batch_in), dtype_in)
+    except ValueError:  # the inputs bound every number; a crafted value gets the page's own words
+        st.error(t("generation.memory.invalid"))
+        st.stop()
+    _memory_totals(memory)
+    try:
+        layout = head_sharing_kind(int(n_head_in), int(n_kv_in))
+    except ValueError:
+        layout = None
+        st.warning(t("generation.memory.uneven", q=int(n_head_in), kv=int(n_kv_in)))
+    if layout is not None:
+        _head_sharing(layout, inputs)
+
+
+def _preset_select(live_preset: ModelPreset, lang: str) -> None:
+    """The calculator's preset (known models and this app's own), which fills the inputs."""
+    preset_keys = [*MODEL_PRESETS, LIVE_MODEL_PRESET]
+    if durable.durable_key("generation_kv_layers") not in st.session_state:
+        on_preset_change(live_preset)
+    st.selectbox(t("generation.memory.preset"), preset_keys,
+                 **durable.bind("generation_kv_preset", options=preset_keys, then=on_preset_change, args=(live_preset,)),
+                 format_func=lambda k, lang=lang: live_preset.name if k == LIVE_MODEL_PRESET else (
+                     translate(f"generation.memory.preset.{k}", lang) if k in TRANSLATED_PRESETS else MODEL_PRESETS[k].name))
+
+
+def _memory_inputs() -> tuple[int, int, int, int, int, int, str]:
+    """(layers, query heads, K/V heads, head dim, tokens, batch, dtype) as the student set them."""
+    i1, i2, i3, i4 = st.columns(4)
+    n_layer_in = i1.number_input(t("generation.memory.layers"), min_value=1, max_value=1000, step=1, **durable.bind("generation_kv_layers"))
+    n_head_in = i2.number_input(t("generation.memory.q_heads"), min_value=1, max_value=1024, step=1, **durable.bind("generation_kv_heads"))
+    n_kv_in = i3.number_input(t("generation.memory.kv_heads"), min_value=1, max_value=1024, step=1, **durable.bind("generation_kv_kv_heads"))
+    d_head_in = i4.number_input(t("generation.memory.head_dim"), min_value=1, max_value=4096, step=1, **durable.bind("generation_kv_head_dim"))
+    j1, j2, j3, _ = st.columns(4)
+    tokens_in = j1.number_input(t("generation.memory.tokens"), min_value=1, max_value=10_000_000, step=1000,
+                                **durable.bind("generation_kv_tokens"))
+    batch_in = j2.number_input(t("generation.memory.batch"), min_value=1, max_value=4096, step=1, **durable.bind("generation_kv_batch"))
+    # Options are the dtype codes ("fp16"); labels are translated now, in this run's language, because
+    # Streamlit (and AppTest) may call format_func after the run, where the session's language is unknown.
+    dtype_labels = {d: t("generation.memory.dtype_option", dtype=d, bytes=f"{DTYPE_BITS[d] / 8:g}") for d in DTYPE_BITS}
+    dtype_in = j3.selectbox(t("generation.memory.dtype"), list(DTYPE_BITS), **durable.bind("generation_kv_dtype"),
+                            format_func=lambda d: dtype_labels.get(d, str(d)))
+    return n_layer_in, n_head_in, n_kv_in, d_head_in, tokens_in, batch_in, dtype_in
+
+
+def _memory_totals(memory: KVCacheMemory) -> None:
+    mm = st.columns(3)
+    mm[0].metric(t("generation.memory.per_layer"), format_bytes(memory.bytes_per_layer),
+                 help=t("generation.memory.exact", n=f"{memory.bytes_per_layer:,}"))
+    mm[1].metric(t("generation.memory.total", n=memory.n_layer), format_bytes(memory.total_bytes),
+                 help=t("generation.memory.exact", n=f"{memory.total_bytes:,}"))
+    mm[2].metric(t("generation.memory.per_token"), format_bytes(memory.bytes_per_token),
+                 help=t("generation.memory.per_token.help"))
+    st.markdown(t(
+        "generation.memory.formula", batch=memory.batch, tokens=f"{memory.n_tokens:,}", kv=memory.n_kv_head,
+        d=memory.d_head, bytes=f"{DTYPE_BITS[memory.dtype] / 8:g}", per_layer=format_bytes(memory.bytes_per_layer),
+        layers=memory.n_layer, total=format_bytes(memory.total_bytes),
+        gib=f"{memory.total_bytes / 2**30:.2f}",
+    ))
+
+
+def _head_sharing(layout: str, inputs: tuple[int, int, int, int, int, int, str]) -> None:
+    """MHA, GQA and MQA side by side for these inputs: total memory, growth with context, a table."""
+    n_layer_in, n_head_in, n_kv_in, d_head_in, tokens_in, batch_in, dtype_in = inputs
+    st.caption(t("generation.memory.layout", kind=layout, q=int(n_head_in), kv=int(n_kv_in),
+                 share=int(n_head_in) // int(n_kv_in)))
+    choices = gqa_choices(int(n_head_in))
+    if layout == "GQA":
+        gqa = int(n_kv_in)
+    else:  # pick a typical group: about a quarter of the query heads keep their own K/V
+        gqa = max([c for c in choices if c <= int(n_head_in) // 4], default=choices[0] if choices else None)
+    variants = compare_head_sharing(int(n_layer_in), int(n_head_in), gqa, int(d_head_in), int(tokens_in),
+                                    int(batch_in), dtype_in)
+    kinds = [f"{v.kind} ({t('generation.memory.kv_count', n=v.n_kv_head)})" for v in variants]
+    left, right = st.columns(2)
+    with left:
+        show(
+            cached(
+                kv_variants_chart,
+                kinds, [v.memory.total_bytes for v in variants], [format_bytes(v.memory.total_bytes) for v in variants],
+                [t("generation.memory.variant_detail", share=v.queries_per_kv_head, saving=f"{v.saving_vs_mha:g}")
+                 for v in variants],
+                title=wrap_title(t("generation.chart.variants.title", tokens=f"{int(tokens_in):,}")),
+                x_title=t("generation.axis.gb"), y_title=t("generation.axis.layout"),
+                detail_title=t("generation.axis.detail"),
+            ),
+        )
+    with right:
+        contexts = default_contexts(int(tokens_in))
+        growth = {k: total_bytes_by_context(int(n_layer_in), v.n_kv_head, int(d_head_in), contexts, int(batch_in), dtype_in)
+                  for k, v in zip(kinds, variants)}
+        show(
+            cached(kv_growth_chart, contexts, growth, {k: [format_bytes(b) for b in vals] for k, vals in growth.items()},
+                   title=t("generation.chart.growth.title"), x_title=t("generation.axis.context"),
+                   y_title=t("generation.axis.gb"), series_title=t("generation.axis.layout")),
+        )
+        st.caption(t("generation.chart.growth.caption"))
+    st.dataframe(pd.DataFrame({
+        t("generation.memory.col.layout"): [v.kind for v in variants],
+        t("generation.memory.col.kv_heads"): [v.n_kv_head for v in variants],
+        t("generation.memory.col.share"): [v.queries_per_kv_head for v in variants],
+        t("generation.memory.col.per_layer"): [format_bytes(v.memory.bytes_per_layer) for v in variants],
+        t("generation.memory.col.total"): [format_bytes(v.memory.total_bytes) for v in variants],
+        t("generation.memory.col.saving"): [f"{v.saving_vs_mha:g}×" for v in variants],
+    }), hide_index=True, width="stretch", key="generation_variants_table")

@@ -1,0 +1,344 @@
+"""Logits & sampling sections: the softmax at the last position, the sampling knobs, seeded
+draws, and the logit lens.
+
+The knobs are temperature -> top-k -> top-p -> renormalise (``core.engine.sampling``); the lens
+is ``core.lessons.logit_lens``. Sections 1-3 are one fragment (the top-n choice feeds the knobs'
+chart), with sections 2-3 a fragment inside it: a knob reruns only sections 2-3, the top-n
+slider 1-3, never the sidebar or the logit lens. The sidebar prompt reruns the page; the trace
+is shared, so that costs one forward per new prompt.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from core.engine.sampling import SamplingSteps, entropy_bits, sample, sampling_steps, softmax
+from core.lessons.logit_lens import EMBEDDING_STAGE, LogitLens, logit_lens
+from ui import state
+from ui.charts.output import (
+    before_after_chart,
+    cached,
+    final_token_by_stage_chart,
+    logit_lens_chart,
+    sample_histogram_chart,
+    show,
+    token_labels,
+    top_tokens_chart,
+)
+from ui.i18n import t
+from ui.page import Page
+from ui.resources import get_model, memo, run_prompt
+from ui.state import bind_clamped as bound
+from ui.state import commit_to as commit
+from ui.text import escape_markdown
+
+MAX_SAMPLES = 1000
+HISTOGRAM_TOKENS = 12  # bars in the sample histogram; the rest is one "other" bar
+
+# The seeds' illustration for 法国的首都是: logits and probabilities (巴黎 high, 伦敦 lower).
+SEED_CANDIDATES_ZH: tuple[tuple[str, str, str], ...] = (
+    ("巴黎", "15.2", "0.86"), ("伦敦", "7.1", "0.04"), ("柏林", "—", "0.03"), ("苹果", "-2.5", "0.000001"),
+)
+SEED_CANDIDATES_EN: tuple[tuple[str, str, str], ...] = (
+    (" Paris", "15.2", "0.86"), (" London", "7.1", "0.04"), (" Berlin", "—", "0.03"), (" apple", "-2.5", "0.000001"),
+)
+
+
+@dataclass(frozen=True)
+class LastPosition:
+    """The last position's logits (float64), their softmax, and the token ids by probability."""
+
+    logits: np.ndarray
+    probs: np.ndarray
+    ranking: np.ndarray  # most probable first, lower id among equals
+
+
+def last_position(page: Page) -> LastPosition:
+    logits = page.run.logits[-1].astype(np.float64)
+    probs = softmax(logits)
+    return LastPosition(logits, probs, np.lexsort((np.arange(page.config.vocab_size), -probs)))
+
+
+@memo(maxsize=64)
+def lens_for(model_name: str, prompt: str, k: int) -> LogitLens:
+    """Logit lens at the last position (cached per model, prompt and k)."""
+    loaded = get_model(model_name)
+    run = run_prompt(model_name, prompt)
+    return logit_lens(run.trace, loaded.config.n_layer, loaded.model.final_norm_and_unembed, position=-1, k=k)
+
+
+# --- 1. logits -> softmax -----------------------------------------------------------------------
+
+
+@st.fragment
+def controls_section(page: Page, last: LastPosition) -> None:
+    """Softmax, the knobs and the seeded draws: the top-n choice and the knobs feed all three."""
+    tokenizer, vocab, probs = page.loaded.tokenizer, page.config.vocab_size, last.probs
+    st.header(t("logits_sampling.head.softmax"))
+    st.markdown(t("logits_sampling.softmax.explain", d_model=page.config.d_model, vocab=vocab,
+                  last=escape_markdown(token_labels(tokenizer, [page.run.ids[-1]])[0])))
+    top_n = st.slider(t("logits_sampling.top_n"), min_value=5, max_value=30, step=1,
+                      **state.bind("logits_sampling_top_n"), help=t("logits_sampling.top_n.help"))
+    top_ids = [int(i) for i in last.ranking[:top_n]]
+    top_labels = token_labels(tokenizer, top_ids)
+    tail_mass = float(1.0 - probs[top_ids].sum())
+
+    cols = st.columns(4)
+    cols[0].metric(t("logits_sampling.metric.top_token"), top_labels[0])
+    cols[1].metric(t("logits_sampling.metric.top_prob"), f"{probs[top_ids[0]]:.4f}")
+    cols[2].metric(t("logits_sampling.metric.tail"), f"{tail_mass:.4f}",
+                   help=t("logits_sampling.metric.tail.help", n=vocab - top_n))
+    cols[3].metric(t("logits_sampling.metric.entropy"), f"{entropy_bits(probs):.2f}",
+                   help=t("logits_sampling.metric.entropy.help", max=f"{np.log2(vocab):.1f}"))
+
+    show(
+        cached(
+            top_tokens_chart,
+            top_labels, probs[top_ids], t("logits_sampling.tail_label", n=f"{vocab - top_n:,}"), tail_mass,
+            title=t("logits_sampling.chart.top.title", n=top_n, vocab=f"{vocab:,}"),
+            x_title=t("logits_sampling.axis.prob"), y_title=t("logits_sampling.axis.token"),
+            kind_title=t("logits_sampling.legend.kind"), kind_top=t("logits_sampling.legend.top", n=top_n),
+            kind_tail=t("logits_sampling.legend.tail"), logits=last.logits[top_ids],
+            logit_title=t("logits_sampling.axis.logit"),
+        ),
+    )
+    _seed_comparison(page, last)
+    knobs_section(page, last, top_ids, top_labels)
+
+
+def _seed_comparison(page: Page, last: LastPosition) -> None:
+    """The seeds' framing: 巴黎 high, 伦敦 lower. Compare with what our live model says."""
+    tokenizer, probs = page.loaded.tokenizer, last.probs
+    is_chinese = any("\u4e00" <= ch <= "\u9fff" for ch in page.run.text)
+    candidates = SEED_CANDIDATES_ZH if is_chinese else SEED_CANDIDATES_EN
+    rows = []
+    for word, seed_logit, seed_prob in candidates:
+        ids = tokenizer.encode(word)
+        first = int(ids[0])
+        rows.append({
+            t("logits_sampling.seed.word"): word.strip(),
+            t("logits_sampling.seed.first_token"): token_labels(tokenizer, [first])[0]
+            + ("" if len(ids) == 1 else t("logits_sampling.seed.more_tokens", n=len(ids))),
+            t("logits_sampling.seed.seed_logit"): seed_logit,
+            t("logits_sampling.seed.seed_prob"): seed_prob,
+            t("logits_sampling.seed.live_logit"): f"{last.logits[first]:.2f}",
+            t("logits_sampling.seed.live_prob"): f"{probs[first]:.4f}" if probs[first] >= 1e-4 else f"{probs[first]:.1e}",
+            t("logits_sampling.seed.live_rank"): int((probs > probs[first]).sum()) + 1,
+        })
+    with st.container(border=True):
+        st.markdown(t("logits_sampling.seed.title"))
+        st.caption(t("logits_sampling.seed.caption"))
+        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="logits_sampling_seed_table")
+
+
+# --- 2. the knobs ----------------------------------------------------------------------------------
+
+
+@st.fragment
+def knobs_section(page: Page, last: LastPosition, top_ids: list[int], top_labels: list[str]) -> None:
+    """The knobs and the seeded draws, nested in ``controls_section``: a knob or the number of
+    draws reruns only this part (the softmax chart and the table above stay as they are); the
+    top-n choice reruns both."""
+    st.header(t("logits_sampling.head.knobs"))
+    st.markdown(t("logits_sampling.knobs.order"))
+    vocab = page.config.vocab_size
+    temperature, top_k, top_p = _knob_widgets(vocab)
+    try:
+        steps: SamplingSteps = sampling_steps(last.logits, temperature=temperature, top_k=top_k or None, top_p=top_p)
+    except ValueError:  # the widgets bound the values; this catches anything else (in the page's words)
+        st.error(t("logits_sampling.knobs.invalid"))
+        st.stop()
+
+    # One slot whatever the temperature says (a note or nothing): the elements below keep their
+    # place, so the browser updates their charts instead of drawing them anew.
+    note = st.empty()
+    if temperature == 0:
+        note.info(t("logits_sampling.greedy"))
+    elif temperature < 1:
+        note.caption(t("logits_sampling.temp.sharper", t=f"{temperature:.2f}"))
+    elif temperature > 1:
+        note.caption(t("logits_sampling.temp.flatter", t=f"{temperature:.2f}"))
+
+    final_order = np.lexsort((np.arange(vocab), -steps.final_probs))  # most probable first, lower id among equals
+    _final_metrics(page, last, steps, int(final_order[0]))
+    status = _knob_status(steps, top_ids, temperature)
+    show(
+        cached(
+            before_after_chart,
+            top_labels, steps.original_probs[top_ids], steps.final_probs[top_ids], status,
+            title=t("logits_sampling.chart.compare.title", t=f"{temperature:.2f}",
+                    k=top_k if top_k else t("logits_sampling.off"), p=f"{top_p:.2f}"),
+            x_title=t("logits_sampling.axis.prob"), y_title=t("logits_sampling.axis.token"),
+            series_title=t("logits_sampling.legend.series"), original_name=t("logits_sampling.legend.original"),
+            after_name=t("logits_sampling.legend.after"), status_title=t("logits_sampling.legend.status"),
+        ),
+        live=True,  # the knobs change its title and bars, not its layout: the browser swaps the data
+    )
+    _cut_summary(steps, top_k, top_p)
+    _knobs_table(last, steps, top_ids, top_labels, status)
+    _draws_section(page, steps.final_probs, final_order)
+
+
+def _knob_widgets(vocab: int) -> tuple[float, int, float]:
+    """Temperature, top-k, top-p (shared with the Generation page): their values now."""
+    k1, k2, k3 = st.columns(3)
+    with k1:
+        wkey = bound("sampling_temperature", "logits_sampling_temperature", (0.0, 3.0))
+        st.slider(t("logits_sampling.temperature"), min_value=0.0, max_value=3.0, step=0.05, key=wkey,
+                  on_change=commit("sampling_temperature", wkey), help=t("logits_sampling.temperature.help"))
+    with k2:
+        wkey = bound("sampling_top_k", "logits_sampling_top_k", (0, vocab))
+        st.number_input(t("logits_sampling.top_k"), min_value=0, max_value=vocab, step=1, key=wkey,
+                        on_change=commit("sampling_top_k", wkey), help=t("logits_sampling.top_k.help", vocab=vocab))
+    with k3:
+        wkey = bound("sampling_top_p", "logits_sampling_top_p", (0.05, 1.0))
+        st.slider(t("logits_sampling.top_p"), min_value=0.05, max_value=1.0, step=0.05, key=wkey,
+                  on_change=commit("sampling_top_p", wkey), help=t("logits_sampling.top_p.help"))
+    return (float(st.session_state["sampling_temperature"]), int(st.session_state["sampling_top_k"]),
+            float(st.session_state["sampling_top_p"]))
+
+
+def _final_metrics(page: Page, last: LastPosition, steps: SamplingSteps, final_top: int) -> None:
+    final = steps.final_probs
+    m = st.columns(4)
+    m[0].metric(t("logits_sampling.metric.final_top"), token_labels(page.loaded.tokenizer, [final_top])[0])
+    change = final[final_top] - last.probs[final_top]
+    m[1].metric(t("logits_sampling.metric.final_top_prob"), f"{final[final_top]:.4f}",
+                delta=f"{change:+.4f}" if abs(change) >= 5e-5 else None)
+    m[2].metric(t("logits_sampling.metric.candidates"), f"{steps.n_candidates:,}",
+                help=t("logits_sampling.metric.candidates.help", vocab=f"{page.config.vocab_size:,}"))
+    entropy_change = steps.entropy_final_bits - steps.entropy_original_bits
+    m[3].metric(t("logits_sampling.metric.entropy_final"), f"{steps.entropy_final_bits:.2f}",
+                delta=f"{entropy_change:+.2f}" if abs(entropy_change) >= 0.005 else None, delta_color="off")
+
+
+def _knob_status(steps: SamplingSteps, top_ids: list[int], temperature: float) -> list[str]:
+    """What the knobs did to each shown token (the bars follow the original ranking, so a
+    student sees the same tokens move)."""
+    return [
+        t("logits_sampling.status.top_k") if steps.cut_by_top_k[i]
+        # At T = 0 every token but the argmax ends at 0 whatever top-p says: greedy, not "kept".
+        else t("logits_sampling.status.greedy") if temperature == 0 and steps.final_probs[i] == 0
+        else t("logits_sampling.status.top_p") if steps.cut_by_top_p[i]
+        else t("logits_sampling.status.kept")
+        for i in top_ids
+    ]
+
+
+def _cut_summary(steps: SamplingSteps, top_k: int, top_p: float) -> None:
+    n_cut_k = int(steps.cut_by_top_k.sum())
+    n_cut_p = int(steps.cut_by_top_p.sum())
+    mass_cut_k = float(steps.tempered_probs[steps.cut_by_top_k].sum())
+    mass_cut_p = float(steps.after_top_k_probs[steps.cut_by_top_p].sum())
+    c1, c2 = st.columns(2)
+    with c1:
+        st.markdown(t("logits_sampling.cut.top_k", n=f"{n_cut_k:,}", mass=f"{mass_cut_k:.4f}") if top_k
+                    else t("logits_sampling.cut.top_k_off"))
+    with c2:
+        st.markdown(t("logits_sampling.cut.top_p", n=f"{n_cut_p:,}", mass=f"{mass_cut_p:.4f}") if top_p < 1
+                    else t("logits_sampling.cut.top_p_off"))
+
+
+def _knobs_table(last: LastPosition, steps: SamplingSteps, top_ids: list[int], top_labels: list[str],
+                 status: list[str]) -> None:
+    table = pd.DataFrame({
+        t("logits_sampling.table.token"): top_labels,
+        t("logits_sampling.table.id"): top_ids,
+        t("logits_sampling.table.logit"): np.round(last.logits[top_ids], 3),
+        t("logits_sampling.table.original"): np.round(steps.original_probs[top_ids], 5),
+        t("logits_sampling.table.tempered"): np.round(steps.tempered_probs[top_ids], 5),
+        t("logits_sampling.table.after_k"): np.round(steps.after_top_k_probs[top_ids], 5),
+        t("logits_sampling.table.final"): np.round(steps.final_probs[top_ids], 5),
+        t("logits_sampling.table.status"): status,
+    })
+    with st.expander(t("logits_sampling.table.title"), expanded=False):
+        st.dataframe(table, hide_index=True, width="stretch", key="logits_sampling_table")
+        st.caption(t("logits_sampling.table.caption"))
+
+
+# --- 3. seeded draws -------------------------------------------------------------------------------
+
+
+def _draws_section(page: Page, final: np.ndarray, final_order: np.ndarray) -> None:
+    """N seeded draws from the knobs' distribution, drawn against what it expects."""
+    tokenizer = page.loaded.tokenizer
+    st.header(t("logits_sampling.head.samples"))
+    n_samples = st.slider(t("logits_sampling.n_samples"), min_value=1, max_value=MAX_SAMPLES, step=1,
+                          **state.bind("logits_sampling_n_samples"))
+    draws = sample(final, n=int(n_samples), seed=page.seed)
+    counts = np.bincount(draws, minlength=page.config.vocab_size)
+    labels, observed, expected, shown_counts = _histogram_bars(tokenizer, final, final_order, counts, n_samples)
+    show(
+        cached(
+            sample_histogram_chart,
+            labels, observed, expected, shown_counts,
+            title=t("logits_sampling.chart.hist.title", n=n_samples, seed=page.seed),
+            x_title=t("logits_sampling.axis.token"), y_title=t("logits_sampling.axis.share"),
+            series_title=t("logits_sampling.legend.series"), observed_name=t("logits_sampling.legend.observed"),
+            expected_name=t("logits_sampling.legend.expected"), count_title=t("logits_sampling.axis.count"),
+        ),
+        live=True,  # the knobs and N change which tokens, their bars and the title: all data
+    )
+    most = int(np.argmax(counts))
+    st.caption(t("logits_sampling.hist.caption", n=n_samples, seed=page.seed, token=escape_markdown(token_labels(tokenizer, [most])[0]),
+                 count=int(counts[most]), distinct=int((counts > 0).sum())))
+
+
+def _histogram_bars(tokenizer: Any, final: np.ndarray, final_order: np.ndarray, counts: np.ndarray,
+                    n_samples: int) -> tuple[list[str], list[float], list[float], list[int]]:
+    """The most probable tokens after the knobs plus anything drawn; the rest is one bar."""
+    shown = [int(i) for i in final_order[final[final_order] > 0][:HISTOGRAM_TOKENS]]
+    shown += [int(i) for i in np.flatnonzero(counts) if int(i) not in shown][: max(0, HISTOGRAM_TOKENS - len(shown))]
+    labels = token_labels(tokenizer, shown)
+    observed = [counts[i] / n_samples for i in shown]
+    expected = [float(final[i]) for i in shown]
+    shown_counts = [int(counts[i]) for i in shown]
+    rest_count = int(n_samples - sum(shown_counts))
+    rest_expected = float(max(0.0, 1.0 - sum(expected)))
+    if rest_count > 0 or rest_expected > 1e-6:
+        labels.append(t("logits_sampling.hist.other"))
+        observed.append(rest_count / n_samples)
+        expected.append(rest_expected)
+        shown_counts.append(rest_count)
+    return labels, observed, expected, shown_counts
+
+
+# --- 4. logit lens ---------------------------------------------------------------------------------
+
+
+def lens_section(page: Page) -> None:
+    """What each stage of the model would predict if it were the last (the logit lens)."""
+    tokenizer = page.loaded.tokenizer
+    st.header(t("logits_sampling.head.lens"))
+    st.markdown(t("logits_sampling.lens.explain"))
+    lens = lens_for(page.model_name, page.run.text, 5)
+    stage_labels = [t("logits_sampling.lens.stage_embedding") if s == EMBEDDING_STAGE
+                    else t("logits_sampling.lens.stage_block", layer=s) for s in lens.stages]
+    lens_tokens = [token_labels(tokenizer, row) for row in lens.top_ids.tolist()]
+    final_label = token_labels(tokenizer, [lens.final_id])[0]
+    show(
+        cached(
+            logit_lens_chart,
+            stage_labels, lens_tokens, lens.top_probs,
+            title=t("logits_sampling.chart.lens.title", token=final_label),
+            x_title=t("logits_sampling.axis.rank"), y_title=t("logits_sampling.axis.stage"),
+            value_title=t("logits_sampling.axis.prob"), token_title=t("logits_sampling.axis.token"),
+            highlight_token=final_label,
+        ),
+    )
+    show(
+        cached(
+            final_token_by_stage_chart,
+            stage_labels, lens.final_id_probs, lens.final_id_ranks,
+            title=t("logits_sampling.chart.lens_line.title", token=final_label),
+            x_title=t("logits_sampling.axis.stage"), y_title=t("logits_sampling.axis.prob"),
+            rank_title=t("logits_sampling.axis.rank"),
+        ),
+    )
+    st.caption(t("logits_sampling.lens.caption", token=escape_markdown(final_label),
+                 stage=stage_labels[lens.first_stage_with_final_on_top]))

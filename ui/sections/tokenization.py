@@ -1,0 +1,646 @@
+"""Tokenization sections: watch BPE learn merges on your own text, then see how the model cuts any text.
+
+Part 1 trains BPE once per (corpus, merges, mode) — cached — and the step controls only
+re-render the recorded trace. Part 2 runs the live model's own tokenizer with a merge trace.
+All user text reaches the screen through Altair charts, data frames or markdown code spans:
+never as HTML.
+"""
+
+from __future__ import annotations
+
+import time
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import streamlit as st
+
+import ui.charts.common as draw
+
+from core.text.bpe_view import (
+    MAX_CORPUS_BYTES,
+    KNOWN_VOCABULARIES,
+    CorpusProblem,
+    clean_corpus,
+    decode_corpus,
+    embedding_matrix_params,
+    encode_words_at,
+    line_costs,
+    most_frequent_words,
+    pair_table,
+    text_cost,
+    token_lines,
+    token_origins,
+    vocab_breakdown,
+    vocab_id,
+    vocab_sizes,
+)
+from core.engine.checkpoint import CheckpointError
+from core.engine.prompt import PromptProblem, clean_prompt
+from core.text.corpus import cjk_lexicon
+from core.text.tokenizer import TrainResult, train_bpe
+from ui.charts.tokens import Chip, token_chips, token_count_curve
+from ui.i18n import t
+from ui.messages import checkpoint_message
+from ui import state
+from ui.page import Page
+from ui.resources import get_model
+from ui.text import escape_markdown, markdown_table
+from ui.tokens import display_token
+
+PRESET_DIR = Path(__file__).resolve().parents[2] / "assets" / "bpe_presets"
+CORPUS_PRESETS: tuple[str, ...] = ("seeds", "english", "chinese")
+CUSTOM = "__custom__"
+MODES: tuple[str, ...] = ("classic", "gpt")
+MAX_TYPED_CORPUS = 200_000  # characters in the box; bigger corpora come as an uploaded file
+MAX_MERGES = 1000
+DEFAULT_MERGES = 10
+WORDS_SHOWN = 24  # word rows in the chip view: enough to see patterns, short enough to read
+PAIRS_SHOWN = 12
+MAX_CHIPS = 400  # tokens drawn in Part 2 (a 2,000-character prompt stays readable)
+PLAY_DELAY_S = 0.8
+QUIRKS: tuple[str, ...] = ("strawberry", "numbers", "languages")
+
+
+# --- small state helpers (widget values that outlive a page change) ----------------------
+
+
+def kept(key: str, default: Any = None) -> Any:
+    """A durable value (declared and checked in ``ui.state``), or ``default`` before the first set."""
+    return state.get(key, default) if state.durable_key(key) in st.session_state else default
+
+
+def keep(key: str, value: Any) -> None:
+    state.put(key, value)
+
+
+def bind(key: str, default: Any) -> str:
+    """Fill widget ``key`` from its durable copy before the widget is drawn; returns the key."""
+    return state.bind(key, default=default)["key"]
+
+
+def save(key: str):
+    """``on_change`` callback: check the widget's value and write it back to its durable copy."""
+    return state.commit(key)
+
+
+def show_chart(spec: dict[str, Any]) -> None:
+    """Draw a Vega-Lite spec, handing its datasets over as Arrow tables: Streamlit passes those
+    straight through, where plain records would go through pandas (tens of ms per chart)."""
+    fast = dict(spec)
+    fast["datasets"] = {name: pa.Table.from_pylist(rows) for name, rows in spec.get("datasets", {}).items()}
+    # A step changes the titles, the parameters and the data, never the layout: sent "live", the
+    # browser swaps the data into the charts it has instead of building them again.
+    draw.vega(fast, width="stretch", live=True)
+
+
+def code(token: str) -> str:
+    """A token as a markdown code span: literal text, visible spaces, never markup.
+
+    Example: code(" low") -> "`␣low`"
+    """
+    shown = display_token(token)
+    fence = "``" if "`" in shown else "`"
+    pad = " " if shown.startswith("`") or shown.endswith("`") else ""
+    return f"{fence}{pad}{shown}{pad}{fence}"
+
+
+# --- cached work -------------------------------------------------------------------------
+
+
+@cache
+def preset_texts() -> dict[str, str]:
+    """The shipped example corpora, read once (on first use): the only files this page ever reads.
+
+    Widget values are never turned into paths (a crafted value could name any file): a value
+    is only a key into this dict, built from the fixed names in ``CORPUS_PRESETS``.
+    """
+    return {name: (PRESET_DIR / f"{name}.txt").read_text(encoding="utf-8").strip() for name in CORPUS_PRESETS}
+
+
+DEFAULT_PRESET = "seeds"
+
+
+def preset_text(name: object) -> str:
+    """The text of a known preset; anything else (a crafted widget value) gets the default."""
+    texts = preset_texts()
+    return texts.get(name, texts[DEFAULT_PRESET]) if isinstance(name, str) else texts[DEFAULT_PRESET]
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def uploaded_corpus(data: bytes) -> str:
+    """Check and decode an upload once, not on every rerun (a 2 MB scan takes ~0.5 s)."""
+    return decode_corpus(data)
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def train(corpus: str, num_merges: int, mode: str) -> tuple[TrainResult, float]:
+    """Train once per (corpus, merges, mode); shared read-only by every session."""
+    start = time.perf_counter()
+    result = train_bpe(corpus, num_merges, mode, cjk_lexicon=cjk_lexicon())
+    return result, time.perf_counter() - start
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def typed_corpus(text: str) -> str:
+    return clean_corpus(text, max_chars=MAX_TYPED_CORPUS)
+
+
+@st.cache_data(max_entries=1024, show_spinner=False)
+def words_at_step(corpus: str, num_merges: int, mode: str, step: int) -> tuple[list[tuple[str, int, list[str]]], int]:
+    """The most frequent words split after ``step`` merges, and how many distinct words there are."""
+    result, _ = train(corpus, num_merges, mode)
+    segmentation = result.segmentation_at(step)
+    return most_frequent_words(segmentation, WORDS_SHOWN), len(segmentation)
+
+
+# --- Part 1: BPE on your own text -------------------------------------------------------
+
+
+def tabs() -> list:
+    """Part 1 (BPE learns merges) and Part 2 (the model's tokenizer)."""
+    return st.tabs([t("tokenization.tab.bpe"), t("tokenization.tab.model")])
+
+
+def on_preset() -> None:
+    choice = st.session_state.get("tok_corpus_preset")
+    if choice == CUSTOM:
+        return
+    if not isinstance(choice, str) or choice not in preset_texts():  # a value no option offers
+        st.session_state["tok_preset_refused"] = True
+        choice = DEFAULT_PRESET
+    keep("tok_corpus", preset_text(choice))
+    keep("tok_merge_step", 0)
+
+
+def go_to(step: int) -> None:
+    keep("tok_merge_step", step)
+    st.session_state["tok_playing"] = False
+
+
+def toggle_play(step: int, last: int) -> None:
+    playing = not st.session_state.get("tok_playing", False)
+    if playing and step >= last:
+        keep("tok_merge_step", 0)  # play again from the start
+    st.session_state["tok_playing"] = playing
+
+
+def corpus_controls() -> str | None:
+    """Presets, the corpus box and an upload; returns the checked corpus (None: a message)."""
+    left, right = st.columns([3, 2])
+    with left:
+        current, upload = _corpus_inputs()
+    with right:
+        _training_options(current)
+    return _checked_corpus(upload)
+
+
+def _corpus_inputs() -> tuple[str, Any]:
+    """The preset, an upload and the corpus box: (the corpus as kept, the upload or None)."""
+    current = kept("tok_corpus", preset_text("seeds"))
+    matching = [name for name in CORPUS_PRESETS if preset_text(name) == current]
+    st.session_state["tok_corpus_preset"] = matching[0] if matching else CUSTOM
+    # Labels are translated now, not inside format_func: AppTest calls format_func
+    # outside the script run, where the session's language is not known.
+    preset_labels = {k: t(f"tokenization.preset.{'custom' if k == CUSTOM else k}") for k in (CUSTOM, *CORPUS_PRESETS)}
+    if st.session_state.pop("tok_preset_refused", False):
+        st.info(t("tokenization.preset.unknown"))
+    st.selectbox(
+        t("tokenization.preset"),
+        list(preset_labels),
+        format_func=preset_labels.__getitem__,
+        key="tok_corpus_preset",
+        on_change=on_preset,
+    )
+    upload = st.file_uploader(
+        t("tokenization.upload"), type=["txt"], key="tok_upload",
+        max_upload_size=MAX_CORPUS_BYTES // (1024 * 1024),  # = server.maxUploadSize in .streamlit/config.toml
+        help=t("tokenization.upload.help", mb=MAX_CORPUS_BYTES // (1024 * 1024)),
+    )
+    # Streamlit's own "file too large" notice is English; the limit is said here in the page's language.
+    st.caption(t("tokenization.upload.limit", mb=MAX_CORPUS_BYTES // (1024 * 1024)))
+    st.text_area(
+        t("tokenization.corpus"),
+        key=bind("tok_corpus", preset_text("seeds")),
+        on_change=save("tok_corpus"),
+        height=110,
+        max_chars=MAX_TYPED_CORPUS,
+        disabled=upload is not None,
+        help=t("tokenization.corpus.help"),
+    )
+    return current, upload
+
+
+def _training_options(current: str) -> None:
+    """BPE's mode (classic or GPT-style) and the number of merges."""
+    mode_labels = {m: t(f"tokenization.mode.{m}") for m in MODES}
+    st.radio(
+        t("tokenization.mode"),
+        MODES,
+        format_func=mode_labels.__getitem__,
+        key=bind("tok_mode", "classic"),
+        on_change=save("tok_mode"),
+        horizontal=True,
+        help=t("tokenization.mode.help"),
+    )
+    st.number_input(
+        t("tokenization.num_merges"),
+        min_value=1,
+        max_value=MAX_MERGES,
+        step=1,
+        key=bind("tok_num_merges", DEFAULT_MERGES),
+        on_change=save("tok_num_merges"),
+        help=t("tokenization.num_merges.help"),
+    )
+    if kept("tok_mode") == "classic" and any("\u4e00" <= ch <= "\u9fff" for ch in current[:2000]):
+        st.caption(t("tokenization.mode.chinese_hint"))
+
+
+def _checked_corpus(upload: Any) -> str | None:
+    """The upload or the typed text, checked (None after a message in the page's language)."""
+    try:
+        if upload is not None:
+            text = uploaded_corpus(upload.getvalue())
+            st.info(t("tokenization.upload.using", name=escape_markdown(upload.name), chars=f"{len(text):,}"))
+            return text
+        typed = kept("tok_corpus", "")
+        if isinstance(typed, str) and len(typed) >= MAX_TYPED_CORPUS:
+            # The browser cuts a longer paste at max_chars without a word, and a crafted longer value
+            # is cut here: either way the student is told, and where a bigger corpus can go.
+            st.info(t("tokenization.corpus.cut", kept=f"{MAX_TYPED_CORPUS:,}"))
+            typed = typed[:MAX_TYPED_CORPUS]
+        return typed_corpus(typed)
+    except CorpusProblem as problem:
+        st.warning(t(f"tokenization.corpus.problem.{problem.code}", mb=MAX_CORPUS_BYTES // (1024 * 1024)))
+        return None
+
+
+def step_controls(last: int) -> int:
+    """First/back/play/forward/last buttons and a slider over the recorded merges."""
+    step = min(max(int(kept("tok_merge_step", 0)), 0), last)
+    keep("tok_merge_step", step)
+    playing = bool(st.session_state.get("tok_playing", False))
+    # One horizontal row that wraps only when it must: on a phone the five buttons stay in one
+    # row (st.columns would stack them one under the other below 640 px).
+    row = st.container(horizontal=True, gap="small", vertical_alignment="center", key="tok_step_row")
+    row.button("|◀", key="tok_first", on_click=go_to, args=(0,), disabled=step == 0,
+               help=t("tokenization.step.first"))
+    row.button("◀", key="tok_back", on_click=go_to, args=(max(step - 1, 0),), disabled=step == 0,
+               help=t("tokenization.step.back"))
+    row.button(t("tokenization.step.pause") if playing else t("tokenization.step.play"),
+               key="tok_play", on_click=toggle_play, args=(step, last))
+    row.button("▶", key="tok_forward", on_click=go_to, args=(min(step + 1, last),), disabled=step >= last,
+               help=t("tokenization.step.forward"))
+    row.button("▶|", key="tok_last", on_click=go_to, args=(last,), disabled=step >= last,
+               help=t("tokenization.step.last"))
+    with row.container(width="stretch"):
+        st.slider(t("tokenization.step.slider"), min_value=0, max_value=last,
+                  key=bind("tok_merge_step", step), on_change=save("tok_merge_step"),
+                  label_visibility="collapsed")
+    return step
+
+
+def step_headline(result: TrainResult, step: int) -> None:
+    # Two fixed slots (the ties note may be empty): the charts below keep their place from step
+    # to step, so the browser updates them instead of drawing them anew.
+    head, ties_note = st.empty(), st.empty()
+    last = len(result.merges)
+    if step == 0:
+        head.markdown(t("tokenization.step.start", last=last))
+        return
+    merge = result.merges[step - 1]
+    head.markdown(t("tokenization.step.merge", n=step, last=last, left=code(merge.pair[0]),
+                    right=code(merge.pair[1]), new=code(merge.new), count=merge.count))
+    if merge.n_tied:
+        ties = ", ".join(f"{code(a)} + {code(b)}" for a, b in merge.ties[:6])
+        more = merge.n_tied - min(len(merge.ties), 6)
+        ties_note.caption(t("tokenization.step.ties", ties=ties + (f" … (+{more})" if more > 0 else "")))
+
+
+def id_text(result: TrainResult, piece: str) -> str:
+    """The piece's id in the vocabulary (base symbols, then merges in order); "—" if none."""
+    i = vocab_id(result.tokenizer, piece)
+    return "—" if i is None else str(i)
+
+
+def word_chips(corpus: str, result: TrainResult, step: int) -> None:
+    shown, distinct = words_at_step(corpus, result.requested_merges, result.mode, step)
+    newest = result.merges[step - 1].new if step else None
+    chips = [
+        Chip(group=f"{display_token(word)}  ×{freq}", label=display_token(piece), key=piece,
+             details=(id_text(result, piece), display_token(word), str(freq), str(len(pieces))),
+             highlight=piece == newest)
+        for word, freq, pieces in shown
+        for piece in pieces
+    ]
+    chart = token_chips(
+        chips, title=t("tokenization.chips.title", n=step), x_title=t("tokenization.chips.x"),
+        y_title=t("tokenization.chips.y"), token_title=t("tokenization.token"),
+        detail_titles=(t("tokenization.vocab_id"), t("tokenization.word"), t("tokenization.frequency"),
+                       t("tokenization.tokens_in_word")),
+    )
+    show_chart(chart)
+    st.caption(t("tokenization.chips.caption", shown=len(shown), words=distinct))
+
+
+def pair_frequencies(result: TrainResult, step: int) -> None:
+    if not result.merges:
+        return
+    index = max(step, 1) - 1
+    merge = result.merges[index]
+    st.markdown(t("tokenization.pairs.title_next" if step == 0 else "tokenization.pairs.title", n=index + 1))
+    status = {"chosen": t("tokenization.pairs.chosen"), "tie": t("tokenization.pairs.tie"), "": ""}
+    rows = pair_table(merge)[:PAIRS_SHOWN]
+    # A Markdown table (a dozen rows): no data-grid module for the browser to fetch on the first
+    # visit (~0.4 s of it). The merged pair's row is bold, a tied pair's italic.
+    st.markdown(markdown_table(
+        [t(f"tokenization.pairs.{k}") for k in ("left", "right", "count", "status")],
+        [[display_token(r.left), display_token(r.right), r.count, status[r.status]] for r in rows],
+        row_marks=["**" if r.status == "chosen" else "*" if r.status == "tie" else "" for r in rows]))
+    won = next((r for r in rows if r.status == "chosen"), rows[0])
+    st.caption(t("tokenization.pairs.tie_rule", left=display_token(won.left), right=display_token(won.right),
+                 count=won.count))
+
+
+def merge_list(result: TrainResult, step: int) -> None:
+    st.markdown(f"**{t('tokenization.merges.title', n=step)}**")
+    if step == 0:
+        st.caption(t("tokenization.merges.none"))
+        return
+    lines = [f"{m.rank}. {code(m.pair[0])} + {code(m.pair[1])} → {code(m.new)} ({m.count})"
+             for m in result.merges[:step]]
+    with st.container(height=min(60 + 28 * step, 300)):
+        st.markdown("\n".join(lines))
+
+
+def vocabulary(result: TrainResult, step: int) -> None:
+    merged = [m.new for m in result.merges[:step]]
+    vocab = vocab_breakdown(result.base_vocab, merged, result.tokenizer.special_tokens)
+    st.markdown(f"**{t('tokenization.vocab.title')}**")
+    st.metric(t("tokenization.vocab.size"), vocab.size)
+    st.caption(t("tokenization.vocab.summary", base=vocab.base_size, merged=len(vocab.merged), size=vocab.size))
+    parts = []
+    if vocab.special:
+        parts.append(t("tokenization.vocab.special") + " " + " ".join(code(s) for s in vocab.special))
+    if vocab.byte_tokens:
+        parts.append(t("tokenization.vocab.bytes", n=len(vocab.byte_tokens),
+                       first=code(vocab.byte_tokens[0]), last=code(vocab.byte_tokens[-1])))
+    parts.append(t("tokenization.vocab.characters", n=len(vocab.characters)) + " "
+                 + " ".join(code(c) for c in vocab.characters))
+    parts.append(t("tokenization.vocab.merged", n=len(vocab.merged)) + " "
+                 + (" ".join(code(m) for m in vocab.merged) or "—"))
+    with st.container(height=min(120 + 6 * vocab.size, 300)):
+        st.markdown("\n\n".join(parts))
+
+
+def count_curve(result: TrainResult, step: int) -> None:
+    curve = result.token_count_curve()
+    sizes = vocab_sizes(result.base_vocab, [m.new for m in result.merges])
+    chart = token_count_curve(
+        list(range(len(curve.tokens))), list(curve.tokens), words=curve.num_words, vocab_sizes=sizes,
+        current=step, title=t("tokenization.curve.title"), x_title=t("tokenization.curve.x"),
+        total_title=t("tokenization.curve.total"), per_word_title=t("tokenization.curve.per_word"),
+        vocab_title=t("tokenization.vocab.size"),
+    )
+    show_chart(chart)
+    st.caption(t("tokenization.curve.caption", start=curve.tokens[0], now=curve.tokens[step],
+                 per_word=f"{curve.tokens_per_word[step]:.2f}", size=sizes[step]))
+
+
+def encode_box(result: TrainResult, step: int) -> None:
+    st.subheader(t("tokenization.encode.title"))
+    word = st.text_input(t("tokenization.encode.input"), key=bind("tok_encode_word", "lowest"),
+                         on_change=save("tok_encode_word"), max_chars=200,
+                         help=t("tokenization.encode.help"))
+    if not word.strip():
+        st.caption(t("tokenization.encode.empty"))
+        return
+    encodings = encode_words_at(result, word, step)
+    chips = [Chip(group=display_token(enc.word), label=display_token(piece), key=piece,
+                  details=(id_text(result, piece),))
+             for enc in encodings for piece in enc.pieces]
+    show_chart(token_chips(chips, title=t("tokenization.encode.chart", n=step),
+                           x_title=t("tokenization.chips.x"), y_title=t("tokenization.word"),
+                           token_title=t("tokenization.token"), detail_titles=(t("tokenization.vocab_id"),),
+                           min_line_width=36))
+    for enc in encodings:
+        pieces = " + ".join(code(p) for p in enc.pieces)
+        st.markdown(f"{code(enc.word)} → {pieces}")
+        if enc.merges:
+            steps = " · ".join(f"#{m.rank} {code(m.pair[0])}+{code(m.pair[1])}→{code(m.new)}" for m in enc.merges)
+            st.caption(t("tokenization.encode.applied", merges=steps))
+        else:
+            st.caption(t("tokenization.encode.no_merge"))
+
+
+def rerun_section() -> None:
+    """Run the current fragment again (a Play step); the whole page when this run is a full one
+    (Streamlit allows a fragment-scoped rerun only during a fragment's own rerun)."""
+    from streamlit.errors import StreamlitAPIException
+
+    try:
+        st.rerun(scope="fragment")
+    except (StreamlitAPIException, RuntimeError):  # RuntimeError: this section ran inside the outer one's rerun
+        st.rerun()
+
+
+# Part 1 is two nested fragments: the corpus controls (a new corpus, mode or merge count
+# retrains) and, inside, the step view (the step buttons, the slider, Play and the encode box
+# rerun only the step view, from the cached training).
+@st.fragment
+def bpe_section() -> None:
+    """The corpus controls, the training, and the step view inside."""
+    corpus = corpus_controls()
+    if corpus is None:
+        return
+    try:
+        with st.spinner(t("tokenization.training")):
+            result, seconds = train(corpus, int(kept("tok_num_merges")), kept("tok_mode"))
+    except (ValueError, TypeError):  # the core's message is English: say it in the page's language
+        st.warning(t("tokenization.train_failed", most=MAX_MERGES))
+        return
+    st.caption(t("tokenization.trained", merges=len(result.merges), words=len(result.words),
+                 total=sum(f for _, f in result.words), seconds=f"{seconds:.2f}"))
+    if result.stopped_early:
+        st.info(t("tokenization.stopped_early", n=len(result.merges), asked=result.requested_merges))
+    step_section(corpus, int(kept("tok_num_merges")), kept("tok_mode"))  # the same key: a cache hit
+
+
+@st.fragment
+def step_section(corpus: str, num_merges: int, mode: str) -> None:
+    """One recorded merge step: words, pairs, merges so far, vocabulary, the curve, the encode box."""
+    result, _ = train(corpus, num_merges, mode)  # the cached training of the section above
+    last = len(result.merges)
+    if last == 0:
+        st.info(t("tokenization.no_merges"))
+        step = 0
+    else:
+        if st.session_state.get("tok_playing") and int(kept("tok_merge_step", 0)) >= last:
+            st.session_state["tok_playing"] = False
+        step = step_controls(last)
+    step_headline(result, step)
+    chips_col, pairs_col = st.columns([3, 2])
+    with chips_col:
+        word_chips(corpus, result, step)
+    with pairs_col:
+        pair_frequencies(result, step)
+    list_col, vocab_col = st.columns(2)
+    with list_col:
+        merge_list(result, step)
+    with vocab_col:
+        vocabulary(result, step)
+    count_curve(result, step)
+    encode_box(result, step)
+    # Play: advance one merge per rerun of this section, stop at the last step (the final run
+    # shows "Play" again).
+    if st.session_state.get("tok_playing") and last:
+        time.sleep(PLAY_DELAY_S)
+        next_step = min(int(kept("tok_merge_step", 0)) + 1, last)
+        keep("tok_merge_step", next_step)
+        if next_step >= last:
+            st.session_state["tok_playing"] = False
+        rerun_section()
+
+
+def bpe_part() -> None:
+    """Part 1's intro and its sections."""
+    st.markdown(t("tokenization.bpe.intro"))
+    bpe_section()
+
+
+# --- Part 2: the model's tokenizer ------------------------------------------------------
+
+
+def use_quirk(name: str) -> None:
+    keep("tok_model_text", t(f"tokenization.quirk.{name}.text"))
+
+
+def use_sidebar_prompt() -> None:
+    keep("tok_model_text", None)
+
+
+def byte_string(data: bytes) -> str:
+    return " ".join(f"{b:02x}" for b in data)
+
+
+def merge_path_text(path: tuple[Any, ...]) -> str:
+    if not path:
+        return t("tokenization.model.no_merge")
+    shown = [f"{display_token(m.pair[0])} + {display_token(m.pair[1])} → {display_token(m.new)}" for m in path[-5:]]
+    return ("… " if len(path) > 5 else "") + "  ·  ".join(shown)
+
+
+def quirk_note(quirk: str, tokenizer: Any, text: str) -> None:
+    if quirk == "strawberry":
+        word = " strawberry" if " strawberry" in text else "strawberry"
+        pieces = tokenizer.tokens(word)
+        st.info(t("tokenization.quirk.strawberry.note", n=len(pieces),
+                  pieces=" + ".join(code(p) for p in pieces)))
+    elif quirk == "numbers":
+        a, b = tokenizer.tokens("9.11"), tokenizer.tokens("9.9")
+        st.info(t("tokenization.quirk.numbers.note", a=" + ".join(code(p) for p in a), na=len(a),
+                  b=" + ".join(code(p) for p in b), nb=len(b)))
+    elif quirk == "languages":
+        lines = [line for line in text.split("\n") if line.strip()]
+        if len(lines) == 2:
+            en, zh = (text_cost(line, len(tokenizer.encode(line))) for line in lines)
+            st.info(t("tokenization.quirk.languages.note", en=en.tokens, en_chars=en.chars,
+                      zh=zh.tokens, zh_chars=zh.chars))
+
+
+def model_tokens(loaded: Any, prompt: str) -> None:
+    """A text (a quirk, the sidebar's prompt, or typed) cut by the model's tokenizer."""
+    tokenizer = loaded.tokenizer
+    st.markdown(t("tokenization.quirks"))
+    cols = st.columns(len(QUIRKS) + 1)
+    for col, name in zip(cols, QUIRKS):
+        col.button(t(f"tokenization.quirk.{name}"), key=f"tok_quirk_{name}", on_click=use_quirk,
+                   args=(name,), width="stretch")
+    cols[-1].button(t("tokenization.quirk.sidebar"), key="tok_quirk_sidebar", on_click=use_sidebar_prompt,
+                    width="stretch")
+    source = kept("tok_model_text")
+    st.session_state["tok_model_text"] = prompt if source is None else source
+    st.text_area(t("tokenization.model.text"), key="tok_model_text", on_change=save("tok_model_text"),
+                 height=90, help=t("tokenization.model.text.help"))
+    try:
+        text = clean_prompt(st.session_state["tok_model_text"]).text
+    except PromptProblem as problem:
+        st.warning(t(f"prompt.problem.{problem.code}"))
+        return
+    trace = tokenizer.encode_with_trace(text)
+    vocab = set(tokenizer.vocab())
+    origins = token_origins(trace, known=lambda s: tokenizer.mode != "gpt" or s in vocab)
+    raw = [tokenizer.token_bytes(i) for i in trace.ids]
+    lines = token_lines(raw)
+    cost = text_cost(text, len(trace.ids))
+    c1, c2, c3 = st.columns(3)
+    c1.metric(t("tokenization.model.chars"), cost.chars)
+    c2.metric(t("tokenization.model.tokens"), cost.tokens)
+    c3.metric(t("tokenization.model.chars_per_token"), f"{cost.chars_per_token:.2f}")
+    chips = [
+        Chip(group=t("tokenization.model.line", n=line + 1), label=display_token(token), key=token,
+             details=(str(i), byte_string(data), merge_path_text(origin.path)))
+        for token, i, data, origin, line in list(zip(trace.tokens, trace.ids, raw, origins, lines))[:MAX_CHIPS]
+    ]
+    chart = token_chips(chips, title=t("tokenization.model.chart", n=cost.tokens),
+                        x_title=t("tokenization.model.chart.x"), y_title=t("tokenization.model.chart.y"),
+                        token_title=t("tokenization.token"),
+                        detail_titles=(t("tokenization.model.id"), t("tokenization.model.bytes"),
+                                       t("tokenization.model.path")),
+                        line_width=56)
+    show_chart(chart)
+    if cost.tokens > MAX_CHIPS:
+        st.caption(t("tokenization.model.truncated", shown=MAX_CHIPS, total=cost.tokens))
+    ids = ", ".join(str(i) for i in trace.ids[:MAX_CHIPS])
+    st.caption(t("tokenization.model.ids", ids=ids))
+    per_line = line_costs(text, tokenizer.encode)
+    if len(per_line) > 1:
+        st.markdown(f"**{t('tokenization.model.per_line')}**")
+        lines_text = [line for line in text.split("\n") if line.strip()]
+        st.markdown(markdown_table(
+            [t(f"tokenization.model.{k}") for k in ("line_text", "chars", "tokens", "chars_per_token")],
+            [[line, c.chars, c.tokens, f"{c.chars_per_token:.2f}"] for line, c in zip(lines_text, per_line)]))
+    quirk = next((q for q in QUIRKS if t(f"tokenization.quirk.{q}.text") == text), None)
+    if quirk:
+        quirk_note(quirk, tokenizer, text)
+
+
+def vocab_explainer(loaded: Any, model_name: str) -> None:
+    """Why the vocabulary's size matters: the embedding matrix it costs, ours and known models'."""
+    st.subheader(t("tokenization.why.title"))
+    st.markdown(t("tokenization.why.body"))
+    vocab_size, d_model = loaded.tokenizer.vocab_size, loaded.config.d_model
+    params = embedding_matrix_params(vocab_size, d_model)
+    total = loaded.model.num_params()
+    c1, c2, c3, c4 = st.columns(4)
+    c1.metric(t("tokenization.why.vocab"), f"{vocab_size:,}")
+    c2.metric(t("tokenization.why.d_model"), d_model)
+    c3.metric(t("tokenization.why.embedding"), f"{params:,}")
+    c4.metric(t("tokenization.why.share"), f"{params / total:.0%}")
+    st.caption(t("tokenization.why.ours", vocab=f"{vocab_size:,}", d=d_model, params=f"{params:,}",
+                 total=f"{total:,}"))
+    rows = [(t("tokenization.why.our_model", name=model_name), vocab_size, d_model, params)]
+    rows += [(k.name, k.vocab_size, k.d_model, k.embedding_params) for k in KNOWN_VOCABULARIES]
+    st.markdown(markdown_table(
+        [t(f"tokenization.why.{k}") for k in ("model", "vocab", "d_model", "embedding")],
+        [[name, f"{vocab:,}", d, f"{embedding:,}"] for name, vocab, d, embedding in rows]))
+
+
+@st.fragment
+def model_section(model_name: str, prompt: str) -> None:
+    """The model's tokenizer on any text: a quirk button or an edit reruns only this."""
+    model_tokens(get_model(model_name), prompt)
+
+
+def model_part(page: Page) -> None:
+    """Part 2's intro and its sections (or why the model cannot be loaded)."""
+    st.markdown(t("tokenization.model.intro"))
+    try:
+        loaded_model = get_model(page.model_name)
+    except (CheckpointError, KeyError, FileNotFoundError, ValueError) as missing:  # KeyError: an unknown name
+        st.error(checkpoint_message(missing, page.model_name))
+        loaded_model = None
+    if loaded_model is not None:
+        model_section(page.model_name, page.prompt)
+        vocab_explainer(loaded_model, page.model_name)
