@@ -21,12 +21,10 @@ plain module-level objects that only this process' code can touch:
 
 from __future__ import annotations
 
-import atexit
 import dataclasses
 import functools
 import hashlib
 import io
-import os
 import pickle
 import sys
 import threading
@@ -36,6 +34,8 @@ from collections.abc import Callable, Hashable, Iterable
 from typing import Any
 
 import numpy as np
+
+from serving.workers import SHUTTING_DOWN, start_worker  # noqa: F401 - importable from here too
 
 __all__ = [
     "ByteBudget",
@@ -47,38 +47,6 @@ __all__ = [
     "UnknownModel",
     "freeze",
 ]
-
-
-# --- background workers, joined at exit --------------------------------------------------------
-
-# A daemon thread still inside a torch kernel when the interpreter finalises can abort the
-# whole process ("terminate called without an active exception"): a test run would then exit
-# non-zero after every test passed. So every background worker is started here, and at exit
-# ``SHUTTING_DOWN`` is set (long-running loops watch it) and the workers are joined.
-SHUTTING_DOWN = threading.Event()
-_WORKERS: list[threading.Thread] = []
-_WORKERS_LOCK = threading.Lock()
-JOIN_AT_EXIT_S = 120.0
-
-
-def start_worker(target: Callable[..., Any], name: str, *args: Any) -> threading.Thread:
-    """Start a daemon thread that is joined (up to ``JOIN_AT_EXIT_S``) when the process exits."""
-    thread = threading.Thread(target=target, args=args, name=name, daemon=True)
-    with _WORKERS_LOCK:
-        _WORKERS[:] = [t for t in _WORKERS if t.is_alive()]
-        _WORKERS.append(thread)
-    thread.start()
-    return thread
-
-
-@atexit.register
-def _join_workers() -> None:
-    SHUTTING_DOWN.set()
-    with _WORKERS_LOCK:
-        workers = list(_WORKERS)
-    for thread in workers:
-        if thread is not threading.current_thread():
-            thread.join(JOIN_AT_EXIT_S)
 
 
 class UnknownModel(KeyError):
@@ -738,7 +706,6 @@ class ModelRegistry:
 _MEMOS: dict[tuple[str, str], ResultCache] = {}
 _MEMOS_LOCK = threading.Lock()
 
-MEMO_BUDGET_ENV_VAR = "TOKEN_JOURNEY_CACHE_MB"
 # Every ``memo`` cache of the process shares one byte budget (least recently used entries go
 # first, whichever function they belong to): chart specs, figures and derived tables stay
 # within it however many prompts a class tries. Estimated sizes (``estimate_bytes``); a chart
@@ -747,26 +714,12 @@ MEMO_BUDGET_ENV_VAR = "TOKEN_JOURNEY_CACHE_MB"
 MEMO_BUDGET_MB_DEFAULT = 40
 
 
-def float_from_env(name: str, default: float) -> float:
-    """A number from the environment variable ``name``; unset or empty gives ``default``, and a
-    value that is not a number says so on stderr and gives ``default`` too (a server setting
-    never stops the server)."""
-    raw = os.environ.get(name, "")
-    if not raw.strip():
-        return default
-    try:
-        return float(raw)
-    except ValueError:
-        print(f"[token-journey] {name}={raw!r} is not a number; using {default:g}", file=sys.stderr)
-        return default
+def set_memo_budget_mb(mb: float) -> None:
+    """Resize the budget every ``memo`` cache shares (start-up, from ``Settings.cache_mb``)."""
+    MEMO_BUDGET.max_bytes = int(max(0.0, mb) * 1024 * 1024)
 
 
-def _budget_from_env() -> ByteBudget:
-    mb = float_from_env(MEMO_BUDGET_ENV_VAR, MEMO_BUDGET_MB_DEFAULT)
-    return ByteBudget(int(max(0.0, mb) * 1024 * 1024))
-
-
-MEMO_BUDGET = _budget_from_env()
+MEMO_BUDGET = ByteBudget(int(MEMO_BUDGET_MB_DEFAULT * 1024 * 1024))
 
 
 def memo_bytes() -> int:
@@ -893,7 +846,7 @@ def memo(maxsize: int = 128) -> Callable[[Callable[..., Any]], Callable[..., Any
     request cannot reach it. Arguments: numbers, strings, tuples/lists/dicts of them, numpy
     arrays (keyed by content: an array of 256 bytes or more, and a list of 32 plain items or more,
     by a 128-bit digest of it, so a key stays small). Besides ``maxsize`` entries per function, all
-    memo caches share one byte budget (``TOKEN_JOURNEY_CACHE_MB``, default 40 MB; ``estimate_bytes``
+    memo caches share one byte budget (the ``cache_mb`` setting, default 40 MB; ``estimate_bytes``
     of each entry's value and key): past it the least recently used entries of any of them are
     dropped, so memory stays flat over a lesson.
 

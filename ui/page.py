@@ -33,6 +33,9 @@ class PageContext:
 
 def setup(page_id: str) -> PageContext:
     """Configure the page and draw the shared sidebar. Call it before anything else."""
+    from ui.resources import start_once  # the server's start, once per process (serving.startup)
+
+    start_once()
     state.read_url(page_id)  # once per session: a shared link's values (checked) come first
     state.init()
     page = nav.page_by_id(page_id)
