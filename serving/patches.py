@@ -469,6 +469,9 @@ def _install_post_run_gc(settings: Settings) -> bool:
 PATCHES: tuple[Patch, ...] = (
     Patch("coalesce", "coalesce", lambda _s: coalesce_wakeups(),
           ("streamlit.runtime.runtime:Runtime._enqueued_some_message",
+           "streamlit.runtime.runtime:Runtime._get_async_objs",
+           "streamlit.runtime.runtime:AsyncObjects",
+           "streamlit.runtime.app_session:AppSession.__init__",
            "streamlit.runtime.app_session:AppSession._call_soon_on_event_loop",
            "streamlit.runtime.app_session:AppSession._on_scriptrunner_event")),
     Patch("post_run_gc", "post_run_full_gc_s", _install_post_run_gc,
