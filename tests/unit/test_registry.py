@@ -444,15 +444,20 @@ def test_memo_caches_share_the_process_budget(monkeypatch: pytest.MonkeyPatch) -
     assert 5 in {k[0][1][0][1] for k in budget_test_table.cache._data}  # the newest table is kept
 
 
-def test_cache_budget_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    from serving.registry import MEMO_BUDGET_ENV_VAR, MEMO_BUDGET_MB_DEFAULT, _budget_from_env
+def test_the_memo_budget_is_set_from_the_cache_mb_setting() -> None:
+    """Start-up sizes the one budget every memo shares (``Settings.cache_mb``, default 40 MB)."""
+    from serving.registry import MEMO_BUDGET, MEMO_BUDGET_MB_DEFAULT, set_memo_budget_mb
+    from serving.settings import Settings
 
-    monkeypatch.setenv(MEMO_BUDGET_ENV_VAR, "12")
-    assert _budget_from_env().max_bytes == 12 * 1024 * 1024
-    monkeypatch.setenv(MEMO_BUDGET_ENV_VAR, "lots")
-    assert _budget_from_env().max_bytes == MEMO_BUDGET_MB_DEFAULT * 1024 * 1024
-    monkeypatch.delenv(MEMO_BUDGET_ENV_VAR)
-    assert _budget_from_env().max_bytes == MEMO_BUDGET_MB_DEFAULT * 1024 * 1024
+    assert Settings().cache_mb == MEMO_BUDGET_MB_DEFAULT
+    before = MEMO_BUDGET.max_bytes
+    try:
+        set_memo_budget_mb(12)
+        assert MEMO_BUDGET.max_bytes == 12 * 1024 * 1024
+        set_memo_budget_mb(-1)  # never below nothing
+        assert MEMO_BUDGET.max_bytes == 0
+    finally:
+        MEMO_BUDGET.max_bytes = before
 
 
 def test_memo_keys_a_dict_argument_in_its_order() -> None:
@@ -596,20 +601,6 @@ def test_a_data_frame_is_sized_like_pandas_deep_count_without_its_cost() -> None
         ours = _frame_bytes(frame)
         assert abs(ours - expected) <= 64 + expected // 100, (ours, expected, frame.dtypes)
         assert estimate_bytes(frame) == ours
-
-
-def test_float_from_env_reads_a_number_and_falls_back_with_a_message(monkeypatch, capsys) -> None:
-    from serving.registry import float_from_env
-
-    monkeypatch.delenv("TJ_TEST_NUMBER", raising=False)
-    assert float_from_env("TJ_TEST_NUMBER", 30.0) == 30.0
-    monkeypatch.setenv("TJ_TEST_NUMBER", "  ")
-    assert float_from_env("TJ_TEST_NUMBER", 30.0) == 30.0
-    monkeypatch.setenv("TJ_TEST_NUMBER", "2.5")
-    assert float_from_env("TJ_TEST_NUMBER", 30.0) == 2.5
-    monkeypatch.setenv("TJ_TEST_NUMBER", "ten")
-    assert float_from_env("TJ_TEST_NUMBER", 30.0) == 30.0
-    assert "TJ_TEST_NUMBER='ten' is not a number; using 30" in capsys.readouterr().err
 
 
 def test_key_parts_of_shared_read_only_arguments_are_remembered_while_they_live() -> None:
