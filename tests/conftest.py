@@ -12,6 +12,9 @@ if str(ROOT) not in sys.path:
 
 # Tests always run on the CPU so results match CI, whatever the machine has.
 os.environ.setdefault("TOKEN_JOURNEY_DEVICE", "cpu")
+from core.engine import device as _device  # noqa: E402 - core reads no environment: the tests force it here
+
+_device.force(os.environ["TOKEN_JOURNEY_DEVICE"])  # (a served app does it at start, from its Settings)
 
 # Chart specs are validated against the Vega-Lite schema while testing (a served page skips
 # the validation for speed: ui.charts.attention.spec_of).

@@ -63,8 +63,9 @@ for name in modules:
     except Exception as error:
         failed.append(f"{name}: {error!r}")
 after = {f"{m}:{p}": look(m, p) for m, p in patched}
-import serving.models, serving.patches
+import serving.models, serving.patches, serving.process, serving.settings, core.engine.device
 report = {
+    "tuned": [serving.process._POOLS_LIMITED, core.engine.device._FORCED, serving.settings._ACTIVE],
     "failed": failed,
     "new_threads": sorted(t.name for t in set(threading.enumerate()) - before_threads),
     "changed": sorted(k for k in before if after[k] is not before[k]),
@@ -89,6 +90,7 @@ def test_importing_every_module_does_no_work() -> None:
     assert report["changed"] == [], "a module patched Streamlit at import"
     assert report["registered"] == [], "a module registered or loaded a model at import"
     assert report["frozen"] == 0, "a module froze the heap at import"
+    assert report["tuned"] == [None, None, None], "a module limited threads, forced a device or read the settings"
     assert report["run_marker_on"] is False
 
 
