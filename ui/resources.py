@@ -11,7 +11,6 @@ Example: run = run_prompt_or_stop("classic", "The capital of France is")
 
 from __future__ import annotations
 
-from typing import Any
 
 import streamlit as st
 
