@@ -32,7 +32,9 @@ import core
 from core.engine.prompt import clean_prompt
 from serving import settings as settings_module
 from serving.process import limit_cpu_threads
-from serving.registry import FrozenList, ModelRegistry, ResultCache, UnknownModel, freeze, set_memo_budget_mb
+from serving.caches import FrozenList, ResultCache, freeze
+from serving.memo import set_memo_budget_mb
+from serving.registry import ModelRegistry, UnknownModel
 from serving.settings import Settings
 
 __all__ = [

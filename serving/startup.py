@@ -137,7 +137,7 @@ def _trim(settings: Settings) -> None:
 def _start_background_load(settings: Settings, app: AppParts) -> None:
     """Load the built-ins (and run every precompute hook) on a worker thread, then tune the heap."""
     from serving import models, process
-    from serving.registry import memo_misses
+    from serving.memo import memo_misses
 
     registry = models.registry()
     if settings.start_hold_s > 0:

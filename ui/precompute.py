@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from core.lessons import vectors
-from serving.registry import FrozenList
+from serving.caches import FrozenList
 from ui.tokens import display_token
 
 EMBEDDINGS_TABLE = "embeddings.table"
@@ -81,7 +81,7 @@ def embeddings_table(loaded: Any) -> TableView:
         projection=vectors.pca_3d(matrix, fit_rows=list(trained)) if trained and len(trained) >= 3 else vectors.pca_3d(matrix),
         projection_categories=vectors.pca_3d(matrix, fit_rows=words) if len(words) >= 3 else vectors.pca_3d(matrix),
         # Read-only lists: every Embeddings rerun passes them to memoised chart builders, which
-        # then key them by identity instead of digesting ~6k strings again (serving.registry).
+        # then key them by identity instead of digesting ~6k strings again (serving.memo).
         labels=FrozenList(display_token(token) for token in vocab),
         vocab=FrozenList(vocab),
         categories=FrozenList(categories),

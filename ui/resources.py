@@ -34,7 +34,7 @@ from serving.models import (
     shared,
 )
 from serving.process import limit_cpu_threads as _limit_cpu_threads
-from serving.registry import memo
+from serving.memo import memo
 from serving.startup import first_page_drawn
 from ui import precompute
 from ui.i18n import t
