@@ -18,6 +18,7 @@ Example: start(Settings.from_env())
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 import threading
 import time
@@ -63,9 +64,20 @@ def settings_or_exit(environ: Mapping[str, str] | None = None) -> Settings:
 
 
 def start_once(app: AppParts | None = None) -> Settings:
-    """``start`` with the environment's settings, unless the process has started already."""
+    """``start`` with the environment's settings, unless the process has started already.
+
+    Called from a page's script thread under a plain ``streamlit run app.py``, where raising
+    ``SystemExit`` would end only that thread: a malformed setting ends the whole process (exit
+    code 2) after its one line on stderr, as the launcher does.
+    """
     done = _STARTED
-    return done if done is not None else start(settings_or_exit(), app)
+    if done is not None:
+        return done
+    try:
+        settings = settings_or_exit()
+    except SystemExit as stop:
+        os._exit(int(stop.code or 2))
+    return start(settings, app)
 
 
 def start(settings: Settings, app: AppParts | None = None) -> Settings:

@@ -74,6 +74,16 @@ def test_a_malformed_setting_exits_with_code_2(capsys: pytest.CaptureFixture[str
     assert capsys.readouterr().err.strip() == "[token-journey] TOKEN_JOURNEY_START_HOLD_S='soon' is not a number"
 
 
+def test_a_malformed_setting_under_streamlit_run_ends_the_server_with_code_2() -> None:
+    """``start_once`` runs on a page's script thread there: the whole process must stop, not the thread."""
+    code = ("import threading; from serving import startup; "
+            "t = threading.Thread(target=startup.start_once); t.start(); t.join(); print('still running')")
+    env = {**os.environ, "TOKEN_JOURNEY_COALESCE": "maybe"}
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and "still running" not in out.stdout
+    assert "[token-journey] TOKEN_JOURNEY_COALESCE='maybe' is not a switch: use 1 or 0" in out.stderr.splitlines()
+
+
 def test_start_up_work_waits_for_the_first_page_or_its_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(startup, "_FIRST_PAGE_DRAWN", threading.Event())
     monkeypatch.setattr(startup, "_GRACE_STARTED", threading.Event())
