@@ -80,9 +80,26 @@ def test_each_patch_has_its_own_switch() -> None:
 
 
 def test_switched_off_patches_are_not_installed() -> None:
-    off = Settings(coalesce=False, one_key_state=False, post_run_full_gc_s=0.0, light_frame_check=False,
-                   skip_repl_check=False, run_scope=False)
-    assert set(patches.install(off).values()) == {"off"}
+    """In a fresh interpreter: every switch off, nothing of Streamlit's is replaced or read."""
+    code = (
+        "import json, gc, streamlit.delta_generator as dg; from serving import patches; "
+        "from serving.settings import Settings; "
+        "from streamlit.runtime.runtime import Runtime; from streamlit.runtime.app_session import AppSession; "
+        "from streamlit.runtime.scriptrunner import script_runner; "
+        "from streamlit.elements.widgets import slider; "
+        "from streamlit.components.v2.bidi_component import serialization; "
+        "before = [Runtime._enqueued_some_message, AppSession._call_soon_on_event_loop, script_runner.gc, "
+        "slider.get_session_state, serialization.is_dataframe_like, dg._use_warning_has_been_displayed]; "
+        "off = Settings(coalesce=False, one_key_state=False, post_run_full_gc_s=0.0, light_frame_check=False, "
+        "skip_repl_check=False, run_scope=False); done = patches.install(off); "
+        "after = [Runtime._enqueued_some_message, AppSession._call_soon_on_event_loop, script_runner.gc, "
+        "slider.get_session_state, serialization.is_dataframe_like, dg._use_warning_has_been_displayed]; "
+        "print(json.dumps([sorted(set(done.values())), [a is b for a, b in zip(before, after)], "
+        "patches._RUN_MARKER_ON]))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == [["off"], [True] * 6, False]
 
 
 def test_another_streamlit_version_gets_no_patch_and_one_line_each(monkeypatch: pytest.MonkeyPatch) -> None:
