@@ -43,6 +43,14 @@ CONFIGS = {
     "nocoalesce": ({"TOKEN_JOURNEY_COALESCE": "0"}, []),
     "fullstate": ({"TOKEN_JOURNEY_ONE_KEY_STATE": "0"}, []),
     "fullgc": ({"TOKEN_JOURNEY_POST_RUN_FULL_GC_S": "0"}, []),  # Streamlit's full collection after every run
+    # The other switches of docs/configuration.md, each off alone (serving.patches, serving.process):
+    "framecheck": ({"TOKEN_JOURNEY_LIGHT_FRAME_CHECK": "0"}, []),
+    "replcheck": ({"TOKEN_JOURNEY_SKIP_REPL_CHECK": "0"}, []),
+    "norunscope": ({"TOKEN_JOURNEY_RUN_SCOPE": "0"}, []),
+    "notrim": ({"TOKEN_JOURNEY_MALLOC_TRIM": "0"}, []),
+    "arenas": ({"TOKEN_JOURNEY_MALLOC_ARENAS": "0"}, []),
+    "mmap": ({"TOKEN_JOURNEY_MALLOC_MMAP_KB": "0"}, []),
+    "nofullgc": ({"TOKEN_JOURNEY_FULL_GC_S": "0"}, []),
 }
 TARGET_MS = 60.0
 

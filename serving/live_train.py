@@ -58,7 +58,6 @@ DEFAULT_STEPS = {"tiny": 200, "small": 300, "builtin": 200}  # tiny: ~30 s on on
 # replaced by what finished jobs measure.
 GUESS_TOKENS_PER_S = {"tiny": 12_000.0, "small": 6_000.0, "builtin": 3_000.0}
 STARTUP_S = 4.0  # a spawned worker imports torch and tokenizes its corpus
-JOBS_ENV_VAR = "TOKEN_JOURNEY_TRAIN_JOBS"
 _DOC_SPLIT = "<|endoftext|>"
 _CAPITAL_RE = re.compile(r"capital|首都")
 
@@ -290,11 +289,18 @@ class JobView:
         return int(self.points[-1][0]) if self.points else 0
 
 
-def default_slots() -> int:
-    """One job per core at most, and one core left for the pages: max(1, cores - 1)."""
-    forced = os.environ.get(JOBS_ENV_VAR, "").strip()
-    if forced.isdigit() and int(forced) > 0:
-        return int(forced)
+def default_slots(forced: int | None = None) -> int:
+    """``forced`` jobs at once (default: the ``train_jobs`` setting) when above 0; else one job
+    per core at most, and one core left for the pages: max(1, cores - 1).
+
+    Example: default_slots(3) -> 3
+    """
+    if forced is None:
+        from serving.settings import active
+
+        forced = active().train_jobs
+    if forced > 0:
+        return forced
     return max(1, (os.cpu_count() or 1) - 1)
 
 

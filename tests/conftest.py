@@ -12,6 +12,9 @@ if str(ROOT) not in sys.path:
 
 # Tests always run on the CPU so results match CI, whatever the machine has.
 os.environ.setdefault("TOKEN_JOURNEY_DEVICE", "cpu")
+from core.engine import device as _device  # noqa: E402 - core reads no environment: the tests force it here
+
+_device.force(os.environ["TOKEN_JOURNEY_DEVICE"])  # (a served app does it at start, from its Settings)
 
 # Property tests are derandomized: the same examples on every run, so CI is never red by
 # chance (a failing example found once stays found, in every run).

@@ -89,6 +89,9 @@ def open_page(
 
 def _setup(page_id: str) -> Page:
     """Configure the page and draw the shared sidebar (``open_page`` calls it first)."""
+    from ui.resources import start_once  # the server's start, once per process (serving.startup)
+
+    start_once()
     state.read_url(page_id)  # once per session: a shared link's values (checked) come first
     state.init()
     entry = nav.page_by_id(page_id)

@@ -1,6 +1,6 @@
 """What the pages need from each model, computed once when the model loads, shared read-only.
 
-``ui.resources`` registers every function here as a precompute hook of the model registry:
+``ui.resources.APP`` hands these to start-up, which registers them as precompute hooks of the model registry:
 it runs on the loading thread right after a model is loaded (both built-ins load at server
 start), before any student asks, and its result is frozen (arrays read-only) and shared by
 every session. Pages read the results with ``ui.resources.shared(model, key)``; a page that
@@ -13,7 +13,7 @@ asks before the hook has finished waits for that one computation instead of repe
   session can pick only: a Training snapshot or a live-trained model runs just its own prompts).
 
 ``AFTER_START`` are computed for the built-ins only, once both are loaded, prepared and the heap
-frozen (``ui.resources.start_background_load``), so the first Overview does not wait for them:
+frozen (``serving.startup``), so the first Overview does not wait for them:
 
 - ``block.neuron_index``: the Transformer block page's top-firing corpus positions of every
   neuron (~1 s per model); any other model builds it on the page's first use, under the same key.
@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from core.lessons import vectors
-from serving.registry import FrozenList
+from serving.caches import FrozenList
 from ui.tokens import display_token
 
 EMBEDDINGS_TABLE = "embeddings.table"
@@ -81,7 +81,7 @@ def embeddings_table(loaded: Any) -> TableView:
         projection=vectors.pca_3d(matrix, fit_rows=list(trained)) if trained and len(trained) >= 3 else vectors.pca_3d(matrix),
         projection_categories=vectors.pca_3d(matrix, fit_rows=words) if len(words) >= 3 else vectors.pca_3d(matrix),
         # Read-only lists: every Embeddings rerun passes them to memoised chart builders, which
-        # then key them by identity instead of digesting ~6k strings again (serving.registry).
+        # then key them by identity instead of digesting ~6k strings again (serving.memo).
         labels=FrozenList(display_token(token) for token in vocab),
         vocab=FrozenList(vocab),
         categories=FrozenList(categories),

@@ -10,21 +10,26 @@ from __future__ import annotations
 
 from typing import Any
 
+from serving.patches import run_marker
+
 
 def this_run() -> dict[str, Any] | None:
-    """The current run's scratch dict (a fragment's rerun is a run of its own), or None outside a run.
+    """The current run's scratch dict (a fragment's rerun is a run of its own), or None outside a
+    run and when the ``run_scope`` patch is off or skipped (callers then read each value afresh).
 
-    Streamlit gives each run a new ``cursors`` dict on its run context, so the scratch dict is
-    tied to that object; a reference to it is held, so its id cannot be reused while cached.
+    No public API names a run, so the dict is tied to an object Streamlit creates anew for each
+    run (``serving.patches.run_marker``); a reference to it is held, so its id cannot be reused.
     """
     from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
     ctx = get_script_run_ctx(suppress_warning=True)
     if ctx is None:
         return None
-    cursors = getattr(ctx, "cursors", None)
+    marker = run_marker(ctx)
+    if marker is None:
+        return None
     held = getattr(ctx, "_token_journey_run", None)
-    if held is None or held[0] is not cursors:
-        held = (cursors, {})
+    if held is None or held[0] is not marker:
+        held = (marker, {})
         ctx._token_journey_run = held
     return held[1]

@@ -9,7 +9,7 @@ tampered client is checked like any other model name: not offered to this sessio
 - ``snapshot_model_name(preset, step)``: registers "classic @ step 241" after checking the preset
   against the built-ins and the step against the snapshot index (never a path from a value).
   Snapshots are *evictable*: the registry keeps the recently used ones within a byte budget
-  (``ui.resources.SNAPSHOT_MB``) and loads an unloaded one again when a session uses it.
+  (the ``snapshot_mb`` setting) and loads an unloaded one again when a session uses it.
 - ``add_trained(loaded)``: a live-trained model; at most ``MAX_TRAINED`` are kept process-wide
   (the oldest is dropped from the registry; its sessions fall back to the default model).
 - ``offer(name)`` / ``mine()`` / ``visible(names)``: this session's list.
@@ -27,6 +27,7 @@ import streamlit as st
 import core
 from core.engine.checkpoint import ASSETS_MODELS
 from core.training.snapshots import SnapshotError, load_snapshot, read_index, snapshot_name
+from serving import settings
 from ui import resources
 
 MAX_PER_SESSION = 6  # scoped names one session keeps in its list (the newest)
@@ -38,10 +39,12 @@ _SCOPED: set[str] = set()
 _LOADERS: dict[str, Any] = {}
 _TRAINED: OrderedDict[str, None] = OrderedDict()
 _INDEX: dict[str, Any] = {}
-# Where the snapshot sets live: assets/models, or (development and tests only) a folder of
-# complete model folders named by TOKEN_JOURNEY_SNAPSHOT_ROOT at server start.
-SNAPSHOT_ROOT_ENV_VAR = "TOKEN_JOURNEY_SNAPSHOT_ROOT"
-SNAPSHOT_ROOT = os.environ.get(SNAPSHOT_ROOT_ENV_VAR) or str(ASSETS_MODELS)
+
+
+def snapshot_root() -> str:
+    """Where the snapshot sets live: assets/models, or (development and tests only) a folder of
+    complete model folders named by the ``snapshot_root`` setting at server start."""
+    return settings.active().snapshot_root or str(ASSETS_MODELS)
 
 
 def snapshot_steps(preset: str) -> tuple[int, ...]:
@@ -51,7 +54,7 @@ def snapshot_steps(preset: str) -> tuple[int, ...]:
     with _LOCK:
         if preset not in _INDEX:
             try:
-                _INDEX[preset] = read_index(os.path.join(SNAPSHOT_ROOT, preset))
+                _INDEX[preset] = read_index(os.path.join(snapshot_root(), preset))
             except SnapshotError:
                 _INDEX[preset] = None
         index = _INDEX[preset]
@@ -75,15 +78,16 @@ def snapshot_model_name(preset: str, step: int) -> str:
                 resources.limit_cpu_threads()
                 # The server's own built-in lends its tokenizer (and is the final step's model)
                 # when the snapshots are those of assets/models.
-                same = os.path.realpath(SNAPSHOT_ROOT) == os.path.realpath(ASSETS_MODELS)
+                root = snapshot_root()
+                same = os.path.realpath(root) == os.path.realpath(ASSETS_MODELS)
                 shipped = resources.get_model(preset) if same and preset in resources.builtin_model_names() else None
-                return load_snapshot(preset, step, root=SNAPSHOT_ROOT, shipped=shipped)
+                return load_snapshot(preset, step, root=root, shipped=shipped)
 
             load.__name__ = f"load_snapshot_{preset}_{step}"
             _LOADERS[name] = load
             _SCOPED.add(name)
         loader = _LOADERS[name]
-    # Evictable: past the registry's byte budget for session models (TOKEN_JOURNEY_SNAPSHOT_MB)
+    # Evictable: past the registry's byte budget for session models (the snapshot_mb setting)
     # the least recently used snapshot is unloaded; a session still viewing it gets it loaded
     # again, the same weights, on its next use.
     resources.register(name, loader, evictable=True)  # the same loader again is a no-op

@@ -1,17 +1,18 @@
 """Which torch device the core runs on: cuda, else mps, else cpu.
 
-The environment variable ``TOKEN_JOURNEY_DEVICE`` forces one (``cpu``, ``cuda``, ``cuda:1``,
-``mps``) — handy to compare devices or to keep a GPU free. A forced device that is not
-available is an error rather than a silent fallback, so a misconfigured server says so.
+``force(name)`` picks one instead (``cpu``, ``cuda``, ``cuda:1``, ``mps``): the server does it
+at start from its ``TOKEN_JOURNEY_DEVICE`` setting, a command line from its ``--device``. A
+forced device that is not available is an error rather than a silent fallback, so a
+misconfigured server says so.
 """
 
 from __future__ import annotations
 
-import os
-
 import torch
 
-DEVICE_ENV_VAR = "TOKEN_JOURNEY_DEVICE"
+DEVICE_ENV_VAR = "TOKEN_JOURNEY_DEVICE"  # the server setting named in the messages (serving.settings reads it)
+
+_FORCED: str | None = None
 
 
 def _mps_available() -> bool:
@@ -19,12 +20,24 @@ def _mps_available() -> bool:
     return bool(backend is not None and backend.is_available())
 
 
+def force(name: str | None) -> None:
+    """Put models on ``name`` from now on (None or "": choose as ``pick`` does by itself).
+
+    Example: force("cpu"); pick() -> "cpu"
+    """
+    global _FORCED
+    forced = (name or "").strip().lower()
+    if forced and forced.split(":", 1)[0] not in ("cpu", "cuda", "mps"):
+        raise ValueError(f"{DEVICE_ENV_VAR}={forced!r} is not a device; use cpu, cuda, cuda:N or mps")
+    _FORCED = forced or None
+
+
 def pick() -> str:
     """The device name to put models on.
 
-    Example: pick() -> "cpu"   (on a machine without a GPU and without the env var)
+    Example: pick() -> "cpu"   (on a machine without a GPU, nothing forced)
     """
-    forced = os.environ.get(DEVICE_ENV_VAR, "").strip().lower()
+    forced = _FORCED
     if forced:
         kind = forced.split(":", 1)[0]
         if kind == "cpu":
@@ -33,11 +46,9 @@ def pick() -> str:
             if not torch.cuda.is_available():
                 raise RuntimeError(f"{DEVICE_ENV_VAR}={forced} but torch sees no CUDA device; unset it or use cpu")
             return forced
-        if kind == "mps":
-            if not _mps_available():
-                raise RuntimeError(f"{DEVICE_ENV_VAR}={forced} but the MPS backend is not available; unset it or use cpu")
-            return "mps"
-        raise ValueError(f"{DEVICE_ENV_VAR}={forced!r} is not a device; use cpu, cuda, cuda:N or mps")
+        if not _mps_available():
+            raise RuntimeError(f"{DEVICE_ENV_VAR}={forced} but the MPS backend is not available; unset it or use cpu")
+        return "mps"
     if torch.cuda.is_available():
         return "cuda"
     if _mps_available():

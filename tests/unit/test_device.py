@@ -12,14 +12,31 @@ from core.engine import device
 from core.engine.seed import set_seed
 
 
-def test_env_var_forces_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(device.DEVICE_ENV_VAR, "CPU")
+@pytest.fixture(autouse=True)
+def _unforced() -> None:
+    """Each test starts and ends with no device forced (the process-wide choice)."""
+    before = device._FORCED
+    device.force(None)
+    yield
+    device._FORCED = before
+
+
+def test_force_cpu_wins(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    device.force("CPU")
     assert device.pick() == "cpu"
     assert device.describe().startswith("CPU (")
 
 
+def test_the_environment_is_not_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The device comes from start-up's Settings (``force``), never from core reading os.environ."""
+    monkeypatch.setenv(device.DEVICE_ENV_VAR, "tpu")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(device, "_mps_available", lambda: False)
+    assert device.pick() == "cpu"
+
+
 def test_default_order_prefers_cuda_then_mps(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(device.DEVICE_ENV_VAR, raising=False)
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     monkeypatch.setattr(device, "_mps_available", lambda: False)
     assert device.pick() == "cpu"
@@ -32,15 +49,16 @@ def test_default_order_prefers_cuda_then_mps(monkeypatch: pytest.MonkeyPatch) ->
 def test_forced_but_unavailable_devices_are_errors(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     monkeypatch.setattr(device, "_mps_available", lambda: False)
-    monkeypatch.setenv(device.DEVICE_ENV_VAR, "cuda")
+    device.force("cuda")
     with pytest.raises(RuntimeError, match="no CUDA device"):
         device.pick()
-    monkeypatch.setenv(device.DEVICE_ENV_VAR, "mps")
+    device.force("mps")
     with pytest.raises(RuntimeError, match="MPS backend"):
         device.pick()
-    monkeypatch.setenv(device.DEVICE_ENV_VAR, "tpu")
     with pytest.raises(ValueError, match="not a device"):
-        device.pick()
+        device.force("tpu")
+    device.force(None)
+    assert device.pick() == "cpu"
 
 
 def test_describe_names_the_device() -> None:

@@ -1,4 +1,5 @@
-"""The layering rule: core never imports streamlit (not even indirectly)."""
+"""The layers at run time: core never imports streamlit, not even indirectly (the import rules
+themselves: test_import_rules.py), and the Overview's cold start stays free of the chart libraries."""
 
 from __future__ import annotations
 

@@ -322,3 +322,12 @@ def test_the_recorded_training_command_keeps_an_experiments_overrides() -> None:
     parsed = dict(zip(args[::2], args[1::2]))
     assert float(parsed["--lr"]) == changed.lr and float(parsed["--weight-decay"]) == changed.weight_decay
     assert float(parsed["--min-lr-ratio"]) == changed.min_lr_ratio
+
+
+def test_job_slots_come_from_the_train_jobs_setting() -> None:
+    import os
+
+    from serving.live_train import default_slots
+
+    assert default_slots(3) == 3
+    assert default_slots(0) == max(1, (os.cpu_count() or 1) - 1)  # 0: one per core, one left for the pages

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import core
-from serving.registry import freeze
+from serving.caches import freeze
 from ui import precompute
 
 

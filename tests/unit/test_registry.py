@@ -1,4 +1,5 @@
-"""serving.registry: one load per model under concurrency, single-flight LRU, read-only results."""
+"""serving.registry, serving.caches, serving.memo: one load per model under concurrency, single-flight LRU,
+read-only results, one memo byte budget."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from serving.registry import FrozenList, ModelRegistry, ResultCache, UnknownModel, freeze
+from serving.caches import FrozenList, ResultCache, freeze
+from serving.registry import ModelRegistry, UnknownModel
 
 
 def _slow_loader(counter: list[int], delay: float = 0.05):
@@ -195,7 +197,7 @@ def test_frozen_list_still_indexes_numpy_like_a_list() -> None:
 
 
 def test_memo_keys_by_content_and_survives_redefinition() -> None:
-    from serving.registry import memo
+    from serving.memo import memo
 
     calls: list[int] = []
 
@@ -220,7 +222,7 @@ def test_memo_keys_by_content_and_survives_redefinition() -> None:
 def test_memo_keys_plain_lists_by_value_and_keeps_kinds_apart() -> None:
     """Long lists of strings / ints / floats are keyed as they are (fast), still by content and
     kind: 1, 1.0 and True are three calls; NaN equals itself; a list is not a tuple."""
-    from serving.registry import memo
+    from serving.memo import memo
 
     calls: list[object] = []
 
@@ -244,12 +246,12 @@ def test_memo_keys_of_big_arguments_stay_small_and_keep_content_semantics(monkey
     """A memo entry keeps a digest of a big array / long list argument, not a copy of it: 40 entries
     over a 1 MB array and 6,000 labels hold a few KB of keys (the old copies: 40 MB), and the budget
     counts every entry's key with its value."""
-    import serving.registry as registry
-    from serving.registry import estimate_bytes
+    import serving.memo as memo_module
+    from serving.caches import estimate_bytes
 
-    monkeypatch.setattr(registry, "MEMO_BUDGET", registry.ByteBudget(max_bytes=64 * 1024 * 1024))
+    monkeypatch.setattr(memo_module, "MEMO_BUDGET", memo_module.ByteBudget(max_bytes=64 * 1024 * 1024))
 
-    @registry.memo(maxsize=64)
+    @memo_module.memo(maxsize=64)
     def picked(coords, labels, n: int) -> int:
         return n
 
@@ -276,7 +278,7 @@ def test_memo_keys_of_big_arguments_stay_small_and_keep_content_semantics(monkey
 def test_memo_keys_plain_lists_by_content_whichever_string_objects() -> None:
     """Two equal long lists of strings are one key even when one repeats one string object and the
     other holds equal copies (the digest does not depend on object identity)."""
-    from serving.registry import memo
+    from serving.memo import memo
 
     calls: list[int] = []
 
@@ -295,7 +297,7 @@ def test_memo_keys_plain_lists_by_content_whichever_string_objects() -> None:
 
 
 def test_memo_results_are_shared_and_frozen() -> None:
-    from serving.registry import memo
+    from serving.memo import memo
 
     @memo(maxsize=2)
     def spec(n: int) -> dict:
@@ -325,7 +327,7 @@ def test_estimate_bytes_counts_buffers_strings_and_shared_objects_once() -> None
     import pandas as pd
     import torch
 
-    from serving.registry import estimate_bytes
+    from serving.caches import estimate_bytes
 
     array = np.zeros(10_000)  # 80,000 bytes of data
     assert 80_000 <= estimate_bytes(array) < 81_000
@@ -359,7 +361,7 @@ def test_estimate_bytes_of_row_lists_is_the_sum_of_its_parts() -> None:
     a long string shared by rows once, anything else walked."""
     import sys
 
-    from serving.registry import estimate_bytes
+    from serving.caches import estimate_bytes
 
     size = sys.getsizeof
     rows = [{"token": "巴黎", "p": 0.25, "rank": 1, "chosen": True, "note": None}]
@@ -379,7 +381,7 @@ def test_estimate_bytes_of_row_lists_is_the_sum_of_its_parts() -> None:
 
 
 def test_byte_budget_evicts_the_least_recently_used_entry_of_any_cache() -> None:
-    from serving.registry import ByteBudget
+    from serving.caches import ByteBudget
 
     budget = ByteBudget(max_bytes=2_500_000)
     first = ResultCache(maxsize=100, budget=budget)
@@ -410,7 +412,7 @@ def test_byte_budget_evicts_the_least_recently_used_entry_of_any_cache() -> None
 
 
 def test_byte_budget_keeps_the_newest_entry_even_when_it_alone_is_too_big() -> None:
-    from serving.registry import ByteBudget
+    from serving.caches import ByteBudget
 
     budget = ByteBudget(max_bytes=100_000)
     cache = ResultCache(maxsize=10, budget=budget)
@@ -423,16 +425,16 @@ def test_byte_budget_keeps_the_newest_entry_even_when_it_alone_is_too_big() -> N
 
 
 def test_memo_caches_share_the_process_budget(monkeypatch: pytest.MonkeyPatch) -> None:
-    import serving.registry as registry
+    import serving.memo as memo_module
 
-    budget = registry.ByteBudget(max_bytes=3 * 1024 * 1024)
-    monkeypatch.setattr(registry, "MEMO_BUDGET", budget)
+    budget = memo_module.ByteBudget(max_bytes=3 * 1024 * 1024)
+    monkeypatch.setattr(memo_module, "MEMO_BUDGET", budget)
 
-    @registry.memo(maxsize=100)
+    @memo_module.memo(maxsize=100)
     def budget_test_table(n: int) -> np.ndarray:
         return np.full(131_072, float(n))  # 1 MiB
 
-    @registry.memo(maxsize=100)
+    @memo_module.memo(maxsize=100)
     def budget_test_text(n: int) -> str:
         return str(n) * 500_000  # ~0.5-1 MB
 
@@ -444,21 +446,26 @@ def test_memo_caches_share_the_process_budget(monkeypatch: pytest.MonkeyPatch) -
     assert 5 in {k[0][1][0][1] for k in budget_test_table.cache._data}  # the newest table is kept
 
 
-def test_cache_budget_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    from serving.registry import MEMO_BUDGET_ENV_VAR, MEMO_BUDGET_MB_DEFAULT, _budget_from_env
+def test_the_memo_budget_is_set_from_the_cache_mb_setting() -> None:
+    """Start-up sizes the one budget every memo shares (``Settings.cache_mb``, default 40 MB)."""
+    from serving.memo import MEMO_BUDGET, MEMO_BUDGET_MB_DEFAULT, set_memo_budget_mb
+    from serving.settings import Settings
 
-    monkeypatch.setenv(MEMO_BUDGET_ENV_VAR, "12")
-    assert _budget_from_env().max_bytes == 12 * 1024 * 1024
-    monkeypatch.setenv(MEMO_BUDGET_ENV_VAR, "lots")
-    assert _budget_from_env().max_bytes == MEMO_BUDGET_MB_DEFAULT * 1024 * 1024
-    monkeypatch.delenv(MEMO_BUDGET_ENV_VAR)
-    assert _budget_from_env().max_bytes == MEMO_BUDGET_MB_DEFAULT * 1024 * 1024
+    assert Settings().cache_mb == MEMO_BUDGET_MB_DEFAULT
+    before = MEMO_BUDGET.max_bytes
+    try:
+        set_memo_budget_mb(12)
+        assert MEMO_BUDGET.max_bytes == 12 * 1024 * 1024
+        set_memo_budget_mb(-1)  # never below nothing
+        assert MEMO_BUDGET.max_bytes == 0
+    finally:
+        MEMO_BUDGET.max_bytes = before
 
 
 def test_memo_keys_a_dict_argument_in_its_order() -> None:
     """A dict of series is drawn in its order (the legend's): the same items in another order
     are another chart, not a cache hit."""
-    from serving.registry import memo
+    from serving.memo import memo
 
     @memo(maxsize=8)
     def order_of(series: dict) -> list:
@@ -560,7 +567,7 @@ def test_snapshot_model_evicted_under_a_small_budget_gives_identical_outputs() -
 
 
 def test_result_cache_discard_where_drops_matching_keys_and_their_budget() -> None:
-    from serving.registry import ByteBudget
+    from serving.caches import ByteBudget
 
     budget = ByteBudget(10_000_000)
     cache = ResultCache(maxsize=8, budget=budget)
@@ -578,7 +585,7 @@ def test_a_data_frame_is_sized_like_pandas_deep_count_without_its_cost() -> None
     ``memory_usage(deep=True)`` counts (text, numbers, objects, categories, nullable numbers)."""
     import pandas as pd
 
-    from serving.registry import _frame_bytes, estimate_bytes
+    from serving.caches import _frame_bytes, estimate_bytes
 
     frames = [
         pd.DataFrame({"q": np.arange(289), "token": [f"tok{i}" for i in range(289)], "value": np.linspace(0, 1, 289),
@@ -598,31 +605,18 @@ def test_a_data_frame_is_sized_like_pandas_deep_count_without_its_cost() -> None
         assert estimate_bytes(frame) == ours
 
 
-def test_float_from_env_reads_a_number_and_falls_back_with_a_message(monkeypatch, capsys) -> None:
-    from serving.registry import float_from_env
-
-    monkeypatch.delenv("TJ_TEST_NUMBER", raising=False)
-    assert float_from_env("TJ_TEST_NUMBER", 30.0) == 30.0
-    monkeypatch.setenv("TJ_TEST_NUMBER", "  ")
-    assert float_from_env("TJ_TEST_NUMBER", 30.0) == 30.0
-    monkeypatch.setenv("TJ_TEST_NUMBER", "2.5")
-    assert float_from_env("TJ_TEST_NUMBER", 30.0) == 2.5
-    monkeypatch.setenv("TJ_TEST_NUMBER", "ten")
-    assert float_from_env("TJ_TEST_NUMBER", 30.0) == 30.0
-    assert "TJ_TEST_NUMBER='ten' is not a number; using 30" in capsys.readouterr().err
-
-
 def test_key_parts_of_shared_read_only_arguments_are_remembered_while_they_live() -> None:
     import gc
 
-    from serving import registry
-    from serving.registry import FrozenList, _key_part, freeze
+    from serving import memo as memo_module
+    from serving.caches import FrozenList, freeze
+    from serving.memo import _key_part
 
     table = freeze(np.arange(4096, dtype=np.float64))
     labels = freeze([f"token {i}" for i in range(100)])
     assert isinstance(labels, FrozenList)
     first = _key_part(table), _key_part(labels)
-    assert id(table) in registry._SHARED_KEY_PARTS and id(labels) in registry._SHARED_KEY_PARTS
+    assert id(table) in memo_module._SHARED_KEY_PARTS and id(labels) in memo_module._SHARED_KEY_PARTS
     assert (_key_part(table), _key_part(labels)) == first
     # equal content, another object: the same key (by content, as before)
     assert _key_part(np.arange(4096, dtype=np.float64)) == first[0]
@@ -631,18 +625,18 @@ def test_key_parts_of_shared_read_only_arguments_are_remembered_while_they_live(
     scratch = np.arange(4096, dtype=np.float64)
     before = _key_part(scratch)
     scratch[0] = 99
-    assert id(scratch) not in registry._SHARED_KEY_PARTS and _key_part(scratch) != before
+    assert id(scratch) not in memo_module._SHARED_KEY_PARTS and _key_part(scratch) != before
     # a read-only view of a writable array is not remembered either
     view = scratch[:]
     view.flags.writeable = False
     _key_part(view)
-    assert id(view) not in registry._SHARED_KEY_PARTS
+    assert id(view) not in memo_module._SHARED_KEY_PARTS
     # a frozen list of dicts: the dicts could change, so it is not remembered
     rows = freeze([{"a": i} for i in range(40)])
     _key_part(rows)
-    assert id(rows) not in registry._SHARED_KEY_PARTS
+    assert id(rows) not in memo_module._SHARED_KEY_PARTS
     # gone with the object
     key = id(table)
     del table, first
     gc.collect()
-    assert key not in registry._SHARED_KEY_PARTS
+    assert key not in memo_module._SHARED_KEY_PARTS

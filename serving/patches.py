@@ -1,30 +1,33 @@
-"""Fewer event-loop wake-ups per rerun inside Streamlit's server (one per batch, not one per message).
+"""Every patch of Streamlit's private internals, in one place, installed by one call.
 
-Every element a script draws becomes one ``ForwardMsg``, and Streamlit 1.67 hands each one to
-the event loop twice with ``loop.call_soon_threadsafe`` (a write to the loop's self-pipe, a
-system call, then a wake-up of the loop thread to run one callback):
+``install(settings)`` (called once by ``serving.startup.start``) installs each patch whose
+``Settings`` switch is on, and only on the exact Streamlit version they were written and
+tested for (``STREAMLIT_VERSION``); on any other version each is skipped with one log line,
+and Streamlit behaves as shipped. ``tests/unit/test_patches.py`` runs each against the real
+library and pins the source of every private function it replaces or relies on.
 
-1. ``AppSession._on_scriptrunner_event``: the script thread passes every script-runner event
-   (one per message) to the loop;
-2. ``Runtime._enqueued_some_message``: the loop, having queued the message for the browser,
-   wakes its own flush loop, even when a wake-up is already on its way.
+The patches (``PATCHES``; name: Settings switch):
 
-A full rerun of a page sends 100-200 messages, so it paid that 200-400 times (cProfile of a
-Self-attention rerun: 178 self-pipe writes on the script thread alone). ``coalesce_wakeups``
-keeps both hand-overs but batches them: (1) events go into a per-session FIFO that one
-scheduled callback drains in order; (2) the flush wake-up is skipped while one is pending or
-while the "send data" event is still set (a flush that reads the queue after this message is
-then certain to come). The same messages reach the browser in the same order on the same loop.
-
-Two refinements, measured with py-spy on a Self-attention page open (20 % of its server CPU was
-still self-pipe writes, because the loop drained each batch before the next message came):
-
-- after a drain the loop *lingers* (``DRAIN_LINGER_S``): the session's drain stays scheduled and
-  runs again on a timer while messages keep coming, so the script thread only appends to the FIFO;
-  when a timer finds the FIFO empty, the next message writes to the pipe again. A message waits at
-  most that long;
-- the flush wake-up, when it is asked for on the loop thread itself (it always is in 1.67), sets
-  the "send data" event directly instead of writing to the pipe to run one callback later.
+- ``coalesce`` (``coalesce``): fewer event-loop wake-ups per rerun. Every element a script
+  draws becomes one ``ForwardMsg``, and Streamlit 1.67 hands each one to the event loop twice
+  with ``loop.call_soon_threadsafe`` (a self-pipe write and a wake-up): from the script thread
+  (``AppSession._call_soon_on_event_loop``) and for the flush (``Runtime._enqueued_some_message``).
+  A full rerun sends 100-200 messages. Both hand-overs are batched: events go into a
+  per-session FIFO that one scheduled callback drains in order (lingering ``DRAIN_LINGER_S``
+  for the next message), and the flush wake-up is skipped while one is pending or the "send
+  data" event is still set. The same messages reach the browser in the same order.
+- ``post_run_gc`` (``post_run_full_gc_s``): Streamlit ends every run with ``gc.collect(2)``;
+  ``PostRunCollector`` collects generations 0-1 after each run and all three at most every
+  ``post_run_full_gc_s`` seconds (0: the switch is off, Streamlit's full one every run).
+- ``one_key_state`` (``one_key_state``): a widget asks the session state for its own key
+  instead of building the whole filtered state (``_OneKeyView``).
+- ``light_frame_check`` (``light_frame_check``): a component's plain lists and dicts skip the
+  data-frame check that imports pandas (the Overview's picture stays pandas-free).
+- ``skip_repl_check`` (``skip_repl_check``): Streamlit's once-per-process "am I in a REPL?"
+  check (``inspect.stack()`` over every frame, 0.16 s of the first run) is marked done.
+- ``run_scope`` (``run_scope``): a private *read*, nothing replaced: ``run_marker()`` returns
+  the run context's ``cursors`` dict, which Streamlit creates anew for every run, so
+  ``ui.run_scope`` can tie a per-run scratch dict to it (no public API names a run).
 """
 
 from __future__ import annotations
@@ -34,7 +37,53 @@ import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from serving.settings import Settings
+
+STREAMLIT_VERSION = "1.67.0"  # the only version these patches were written and tested for
+
+
+@dataclass(frozen=True)
+class Patch:
+    """One patch: its name, the ``Settings`` field that switches it, what it relies on."""
+
+    name: str
+    switch: str
+    install: Callable[[Settings], bool]
+    relies_on: tuple[str, ...]  # "module:qualname" of each private function it replaces or reads
+
+
+def install(settings: Settings, log: Callable[[str], None] | None = None) -> dict[str, str]:
+    """Install every switched-on patch (idempotent); returns ``{name: "installed" | "off" |
+    "skipped"}``. A Streamlit other than ``STREAMLIT_VERSION`` gets none: one log line each.
+
+    Example: install(Settings()) -> {"coalesce": "installed", ...}
+    """
+    import streamlit
+
+    say = log or (lambda line: print(line, file=sys.stderr, flush=True))
+    done: dict[str, str] = {}
+    for patch in PATCHES:
+        if not _switched_on(settings, patch.switch):
+            done[patch.name] = "off"
+        elif streamlit.__version__ != STREAMLIT_VERSION:
+            say(f"[token-journey] patch {patch.name} skipped: written for Streamlit {STREAMLIT_VERSION}, "
+                f"this is {streamlit.__version__}")
+            done[patch.name] = "skipped"
+        else:
+            done[patch.name] = "installed" if patch.install(settings) else "skipped"
+    return done
+
+
+def _switched_on(settings: Settings, switch: str) -> bool:
+    value = getattr(settings, switch)
+    return value > 0 if isinstance(value, float) else bool(value)
+
+
+# --- coalesce: one event-loop wake-up per batch of messages ----------------------------------
 
 _PATCHED_FLAG = "_token_journey_coalesced"
 _PENDING = "_token_journey_wake_pending"
@@ -180,10 +229,8 @@ def _rebind_running(runtime: Any) -> None:
             session._message_enqueued_callback = callback
 
 
-# --- the collection after every script run ---------------------------------------------------
+# --- post_run_gc: the collection after every script run ---------------------------------------------------
 
-POST_RUN_FULL_GC_ENV_VAR = "TOKEN_JOURNEY_POST_RUN_FULL_GC_S"
-POST_RUN_FULL_GC_S = 30.0
 
 
 class PostRunCollector:
@@ -224,7 +271,7 @@ class PostRunCollector:
         return getattr(gc, name)
 
 
-def lighter_post_run_gc(full_every_s: float = POST_RUN_FULL_GC_S) -> PostRunCollector | None:
+def lighter_post_run_gc(full_every_s: float = 30.0) -> PostRunCollector | None:
     """Install ``PostRunCollector`` in Streamlit's script runner (idempotent); None when this
     Streamlit's runner does not collect through a module-level ``gc`` (nothing is changed)."""
     try:
@@ -243,7 +290,7 @@ def lighter_post_run_gc(full_every_s: float = POST_RUN_FULL_GC_S) -> PostRunColl
     return collector
 
 
-# --- a widget's look at session state ----------------------------------------------------------
+# --- one_key_state: a widget's look at session state ----------------------------------------------------------
 
 # Streamlit 1.67's widgets that read ``get_session_state().filtered_state`` to ask one thing:
 # does my own key hold a value, and is it None? (radio, slider, number_input, selectbox,
@@ -341,7 +388,7 @@ def one_key_widget_state() -> bool:
     return True
 
 
-# --- a component's data, checked for data frames ------------------------------------------------
+# --- light_frame_check: a component's data, checked for data frames ------------------------------------------------
 
 _FRAME_CHECK_FLAG = "_token_journey_light_frame_check"
 
@@ -376,3 +423,69 @@ def light_component_frame_check() -> bool:
     setattr(is_dataframe_like, _FRAME_CHECK_FLAG, True)
     serialization.is_dataframe_like = is_dataframe_like  # type: ignore[attr-defined]
     return True
+
+
+# --- skip_repl_check: Streamlit's once-per-process REPL check ---------------------------------
+
+
+def skip_repl_check() -> bool:
+    """Mark Streamlit's "imported outside ``streamlit run``?" warning as shown (idempotent).
+
+    ``delta_generator._maybe_print_use_warning`` runs once per process, at the first element,
+    and asks ``env_util.is_repl()`` (``inspect.stack()`` over every frame, reading their source
+    files: 0.16 s of the first run). Under ``streamlit run`` the answer is always no."""
+    import streamlit.delta_generator as delta_generator
+
+    if not hasattr(delta_generator, "_use_warning_has_been_displayed"):
+        return False
+    delta_generator._use_warning_has_been_displayed = True  # noqa: SLF001
+    return True
+
+
+# --- run_scope: which run is this? (a private read) --------------------------------------------
+
+_RUN_MARKER_ON = False
+
+
+def _enable_run_marker() -> bool:
+    from streamlit.runtime.scriptrunner_utils.script_run_context import ScriptRunContext
+
+    global _RUN_MARKER_ON
+    _RUN_MARKER_ON = "cursors" in getattr(ScriptRunContext, "__dataclass_fields__", {})
+    return _RUN_MARKER_ON
+
+
+def run_marker(ctx: Any) -> object | None:
+    """An object that is new for every script run of ``ctx`` (a fragment's rerun too): its
+    ``cursors`` dict, which ``ScriptRunContext.reset`` replaces at each run. None when the
+    ``run_scope`` patch is off or skipped (callers then keep nothing per run)."""
+    return getattr(ctx, "cursors", None) if _RUN_MARKER_ON else None
+
+
+def _install_post_run_gc(settings: Settings) -> bool:
+    return lighter_post_run_gc(settings.post_run_full_gc_s) is not None
+
+
+PATCHES: tuple[Patch, ...] = (
+    Patch("coalesce", "coalesce", lambda _s: coalesce_wakeups(),
+          ("streamlit.runtime.runtime:Runtime._enqueued_some_message",
+           "streamlit.runtime.runtime:Runtime._get_async_objs",
+           "streamlit.runtime.runtime:AsyncObjects",
+           "streamlit.runtime.app_session:AppSession.__init__",
+           "streamlit.runtime.app_session:AppSession._call_soon_on_event_loop",
+           "streamlit.runtime.app_session:AppSession._on_scriptrunner_event")),
+    Patch("post_run_gc", "post_run_full_gc_s", _install_post_run_gc,
+          ("streamlit.runtime.scriptrunner.script_runner:ScriptRunner._on_script_finished",)),
+    Patch("one_key_state", "one_key_state", lambda _s: one_key_widget_state(),
+          ("streamlit.runtime.state.session_state_proxy:get_session_state",
+           "streamlit.runtime.state.safe_session_state:SafeSessionState.filtered_state",
+           "streamlit.runtime.state.session_state:SessionState.filtered_state",
+           "streamlit.runtime.state.session_state:SessionState.__getitem__")),
+    Patch("light_frame_check", "light_frame_check", lambda _s: light_component_frame_check(),
+          ("streamlit.components.v2.bidi_component.serialization:_extract_dataframes_from_dict",
+           "streamlit.dataframe_util:is_dataframe_like")),
+    Patch("skip_repl_check", "skip_repl_check", lambda _s: skip_repl_check(),
+          ("streamlit.delta_generator:_maybe_print_use_warning",)),
+    Patch("run_scope", "run_scope", lambda _s: _enable_run_marker(),
+          ("streamlit.runtime.scriptrunner_utils.script_run_context:ScriptRunContext.reset",)),
+)

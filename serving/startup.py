@@ -1,0 +1,200 @@
+"""Start-up: the one call that makes this process a classroom server.
+
+``start(settings, app)`` (idempotent) does, in order: make ``settings`` the process' settings,
+force the device, cap glibc's malloc arenas and fix its mmap threshold (before the sessions'
+script threads take arenas of their own), limit the CPU thread pools, install the Streamlit
+patches (``serving.patches``), apply the byte budgets and the teacher's checkpoints
+(``serving.models.configure``), register the app's precompute hooks, and start the background
+load: the built-ins loaded and precomputed on a worker thread, then the heap frozen and the C
+heap trimmed, then the second-tier tables, then a thread that freezes/collects/trims while serving.
+
+Entry points call it once: ``scripts/run_app.py`` early on its import thread, and every page
+through ``ui.page.setup`` (``ui.resources.start_once``) for a plain ``streamlit run app.py``.
+Nothing here runs at import.
+
+Example: start(Settings.from_env())
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from serving import settings as settings_module
+from serving.settings import Settings, SettingsError
+from serving.workers import SHUTTING_DOWN, start_worker
+
+START_GRACE_S = 1.0  # after the first page's script ends: the browser fetches its JavaScript meanwhile
+
+
+@dataclass(frozen=True)
+class AppParts:
+    """What the app adds to the start (the Streamlit side passes it: serving never imports ui)."""
+
+    # ``precompute(run_prompt, name_of)`` -> {key: fn(loaded)}: computed once per model at its load
+    precompute: Callable[[Callable[[str, str], Any], Callable[[Any], str | None]], Mapping[str, Callable[[Any], Any]]] | None = None
+    after_start: Mapping[str, Callable[[Any], Any]] = field(default_factory=dict)  # built-ins only, after start
+    warm_imports: tuple[str, ...] = ()  # modules the pages import, loaded before the heap is frozen
+
+
+_START_LOCK = threading.Lock()
+_STARTED: Settings | None = None
+_FIRST_PAGE_DRAWN = threading.Event()
+_GRACE_STARTED = threading.Event()
+
+
+def started() -> Settings | None:
+    """The settings the process started with, or None before ``start``."""
+    return _STARTED
+
+
+def settings_or_exit(environ: Mapping[str, str] | None = None) -> Settings:
+    """``Settings.from_env``, or the one line saying which value is malformed on stderr and exit 2."""
+    try:
+        return Settings.from_env(environ)
+    except SettingsError as error:
+        print(f"[token-journey] {error}", file=sys.stderr, flush=True)
+        raise SystemExit(2) from None
+
+
+def start_once(app: AppParts | None = None) -> Settings:
+    """``start`` with the environment's settings, unless the process has started already.
+
+    Called from a page's script thread under a plain ``streamlit run app.py``, where raising
+    ``SystemExit`` would end only that thread: a malformed setting ends the whole process (exit
+    code 2) after its one line on stderr, as the launcher does.
+    """
+    done = _STARTED
+    if done is not None:
+        return done
+    try:
+        settings = settings_or_exit()
+    except SystemExit as stop:
+        os._exit(int(stop.code or 2))
+    return start(settings, app)
+
+
+def start(settings: Settings, app: AppParts | None = None) -> Settings:
+    """Make this process a server with ``settings`` (a second call returns the first's settings)."""
+    global _STARTED
+    with _START_LOCK:
+        if _STARTED is not None:
+            return _STARTED
+        from core.engine import device
+        from serving import models, patches, process
+
+        settings_module.use(settings)
+        device.force(settings.device)
+        process.limit_malloc_arenas(settings.malloc_arenas)
+        process.fix_mmap_threshold(settings.malloc_mmap_kb)
+        process.limit_cpu_threads(settings.threads)
+        patches.install(settings)
+        models.configure(settings)
+        app = app or AppParts()
+        if app.precompute is not None:
+            for key, fn in app.precompute(models.run_prompt, models.name_of).items():
+                models.add_precompute(key, fn)
+        if settings.gc_freeze:  # a model added later (a teacher's checkpoint, a snapshot) is frozen too
+            models.registry().on_ready(lambda name, _loaded: name in models.builtin_model_names() or _freeze(settings))
+        _STARTED = settings
+    if settings.background_load:
+        _start_background_load(settings, app)
+    return settings
+
+
+def first_page_drawn() -> None:
+    """A script run finished drawing a page (the Overview calls it at its end): the background
+    work held back for the first student goes on ``START_GRACE_S`` later, once the browser has
+    fetched that page's JavaScript (~1 MB, requested after the script's messages arrive)."""
+    if _FIRST_PAGE_DRAWN.is_set() or _GRACE_STARTED.is_set():
+        return
+    _GRACE_STARTED.set()
+    timer = threading.Timer(START_GRACE_S, _FIRST_PAGE_DRAWN.set)
+    timer.daemon = True
+    timer.start()
+
+
+def _hold_until_first_page(deadline: float) -> None:
+    """Wait until the first page is drawn or ``deadline`` (``time.monotonic``) passes.
+
+    Everything the server does at start shares one interpreter lock: while the first model's
+    precomputations, the chart libraries' imports and the second model ran, the server answered
+    the first browser in the gaps. Held back until that Overview is drawn (at most
+    ``start_hold_s``): Overview interactive 2.69 -> 2.33 s (protocol). A page that needs a
+    table before then computes it itself (``ModelRegistry.derived``).
+    """
+    _FIRST_PAGE_DRAWN.wait(max(0.0, deadline - time.monotonic()))
+
+
+def _freeze(settings: Settings) -> None:
+    from serving import process
+
+    if settings.gc_freeze:
+        process.freeze_heap()
+
+
+def _trim(settings: Settings) -> None:
+    from serving import process
+
+    if settings.malloc_trim:
+        process.trim_heap()
+
+
+def _start_background_load(settings: Settings, app: AppParts) -> None:
+    """Load the built-ins (and run every precompute hook) on a worker thread, then tune the heap."""
+    from serving import models, process
+    from serving.memo import memo_misses
+
+    registry = models.registry()
+    if settings.start_hold_s > 0:
+        deadline = time.monotonic() + settings.start_hold_s
+        registry.prepare_gate = lambda: _hold_until_first_page(deadline)
+
+    def load(name: str) -> None:
+        try:
+            registry.get(name)
+        except Exception:  # a broken checkpoint: the page that asks shows the message
+            return
+        registry.wait_ready(name, timeout=120)
+
+    def after_start() -> None:
+        """The built-ins' second-tier tables, once the Overview can already be served."""
+        for name in models.builtin_model_names():
+            for key, fn in app.after_start.items():
+                if SHUTTING_DOWN.is_set():
+                    return
+                try:
+                    registry.derived(name, key, fn)
+                except Exception:  # the page that needs it computes it again and shows the error
+                    continue
+
+    def work() -> None:
+        # The Overview's model first: the first student waits for it. The chart libraries the
+        # other pages import (~1.2 s, on the same interpreter lock as the server's start) after.
+        first, *rest = models.builtin_model_names()
+        load(first)
+        for module in app.warm_imports:
+            try:
+                importlib.import_module(module)
+            except Exception:  # an optional chart library missing: the page that needs it says so
+                pass
+        for name in rest:
+            if SHUTTING_DOWN.is_set():
+                return
+            load(name)
+        _freeze(settings)
+        _trim(settings)  # loading and precomputing freed a lot (temporary float64 tables, forwards)
+        after_start()
+        _freeze(settings)
+        _trim(settings)
+        if settings.gc_freeze:
+            process.refreeze_while_serving(lambda: models.run_cache_misses() + memo_misses(),
+                                           settings.full_gc_s, settings.malloc_trim)
+
+    start_worker(work, "token-journey-start")

@@ -1,0 +1,99 @@
+"""``serving.startup``: one explicit, idempotent start; the first page's hold; the thread pools."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from serving import startup
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize("threads", ["1", "2"])
+def test_numpy_and_torch_pools_get_the_servers_thread_count(threads: str) -> None:
+    code = ("import json, threadpoolctl, torch; from serving.startup import start, settings_or_exit; "
+            "start(settings_or_exit()); "
+            "print(json.dumps([torch.get_num_threads(), "
+            "[p['num_threads'] for p in threadpoolctl.threadpool_info() if p['user_api'] == 'blas']]))")
+    env = {**os.environ, "TOKEN_JOURNEY_BACKGROUND_LOAD": "0", "TOKEN_JOURNEY_THREADS": threads}
+    for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        env.pop(name, None)  # the pool starts with one per core; the limit must bring it down
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    torch_threads, blas_pools = json.loads(out.stdout.strip().splitlines()[-1])
+    assert torch_threads == int(threads)
+    assert blas_pools and all(n == int(threads) for n in blas_pools)
+
+
+_START = r"""
+import gc, json, sys, threading
+from serving import models, patches, startup
+from serving.settings import Settings
+from ui.resources import APP
+from core.engine import device
+from streamlit.runtime.runtime import Runtime
+before = set(threading.enumerate())
+first = startup.start(Settings(background_load=sys.argv[1] == "1", device="cpu", cache_mb=7.0), APP)
+again = startup.start(Settings(threads=3), APP)
+from serving.registry import MEMO_BUDGET
+print(json.dumps({
+    "same": first is again, "threads": again.threads, "device": device._FORCED,
+    "memo_mb": MEMO_BUDGET.max_bytes / 2**20, "patched": Runtime._enqueued_some_message is patches._enqueued_some_message,
+    "registered": models.available_model_names(), "hooks": sorted(models.registry()._precompute),
+    "new_threads": sorted(t.name for t in set(threading.enumerate()) - before),
+}))
+"""
+
+
+@pytest.mark.parametrize("background", ["0", "1"])
+def test_start_does_it_all_once(background: str) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TOKEN_JOURNEY_")}
+    out = subprocess.run([sys.executable, "-c", _START, background], cwd=ROOT, env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    report = json.loads(out.stdout.strip().splitlines()[-1])
+    assert report["same"] and report["threads"] == 1  # the second call changes nothing
+    assert report["device"] == "cpu" and report["memo_mb"] == 7.0 and report["patched"]
+    assert report["registered"][:2] == ["classic", "modern"]
+    assert {"embeddings.table", "prompts.presets"} <= set(report["hooks"])
+    assert report["new_threads"] == (["token-journey-start"] if background == "1" else [])
+
+
+def test_a_malformed_setting_exits_with_code_2(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stop:
+        startup.settings_or_exit({"TOKEN_JOURNEY_START_HOLD_S": "soon"})
+    assert stop.value.code == 2
+    assert capsys.readouterr().err.strip() == "[token-journey] TOKEN_JOURNEY_START_HOLD_S='soon' is not a number"
+
+
+def test_a_malformed_setting_under_streamlit_run_ends_the_server_with_code_2() -> None:
+    """``start_once`` runs on a page's script thread there: the whole process must stop, not the thread."""
+    code = ("import threading; from serving import startup; "
+            "t = threading.Thread(target=startup.start_once); t.start(); t.join(); print('still running')")
+    env = {**os.environ, "TOKEN_JOURNEY_COALESCE": "maybe"}
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and "still running" not in out.stdout
+    assert "[token-journey] TOKEN_JOURNEY_COALESCE='maybe' is not a switch: use 1 or 0" in out.stderr.splitlines()
+
+
+def test_start_up_work_waits_for_the_first_page_or_its_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(startup, "_FIRST_PAGE_DRAWN", threading.Event())
+    monkeypatch.setattr(startup, "_GRACE_STARTED", threading.Event())
+    started = time.monotonic()
+    startup._hold_until_first_page(started + 0.3)  # nobody drew a page: the deadline ends it
+    assert 0.25 <= time.monotonic() - started < 5
+    threading.Timer(0.1, startup.first_page_drawn).start()
+    started = time.monotonic()
+    startup._hold_until_first_page(started + 30)  # the first page drawn ends it, after the grace
+    assert startup.START_GRACE_S <= time.monotonic() - started < 5
+    started = time.monotonic()
+    startup._hold_until_first_page(started + 30)  # and every later hold
+    assert time.monotonic() - started < 0.5
