@@ -55,9 +55,11 @@ def imports(path: Path) -> Iterator[tuple[str, bool, ast.AST]]:
                 if child.level:
                     parts = package.split(".")
                     base = ".".join(parts[:len(parts) - child.level + 1] + ([base] if base else []))
-                yield base, top, child
-                for alias in child.names:  # "from ui import resources" imports ui.resources
-                    yield f"{base}.{alias.name}", top, child
+                submodules = [f"{base}.{alias.name}" for alias in child.names if _is_module(f"{base}.{alias.name}")]
+                if len(submodules) < len(child.names):  # a name defined in the package itself
+                    yield base, top, child
+                for target in submodules:  # "from ui import resources" imports ui.resources
+                    yield target, top, child
             elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
                 yield from visit(child, False)
             elif isinstance(child, ast.If) and _is_type_checking(child.test):
@@ -66,6 +68,12 @@ def imports(path: Path) -> Iterator[tuple[str, bool, ast.AST]]:
                 yield from visit(child, top)
 
     yield from visit(tree, True)
+
+
+def _is_module(name: str) -> bool:
+    """Whether ``name`` is one of our modules or packages (a file or folder under the root)."""
+    path = ROOT.joinpath(*name.split("."))
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
 
 
 def _is_type_checking(test: ast.AST) -> bool:

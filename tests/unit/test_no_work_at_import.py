@@ -24,7 +24,7 @@ PATCHED = [
       for m in ("radio", "slider", "number_input", "selectbox", "text_widgets", "time_widgets")],
     ("streamlit.components.v2.bidi_component.serialization", "is_dataframe_like"),
     ("streamlit.delta_generator", "_use_warning_has_been_displayed"),
-    ("altair.vegalite.v6.schema.core", "_ChannelCache._wrap_in_channel"),  # nothing of ours patches Altair
+    ("altair.utils.core", "_ChannelCache._wrap_in_channel"),  # nothing of ours patches Altair
 ]
 
 
