@@ -6,7 +6,7 @@ server's CPU time from /proc (user + system, every thread: script, Streamlit's
 serialisation, its garbage collection, the websocket). With one client the difference is
 that interaction's whole server cost. Each page's controls (every slider, select, toggle,
 number input and button the page shows, found from the deltas) are moved ``--repeats``
-times to fresh valid values; the sidebar prompt and page changes are measured too.
+times, each time to a valid value different from the one it shows; the sidebar prompt and page changes are measured too.
 
 Configurations (``--configs``): ``freeze`` (default server), ``nofreeze``
 (``TOKEN_JOURNEY_GC_FREEZE=0``), ``nocoalesce`` (``TOKEN_JOURNEY_COALESCE=0``), ``fullstate``
@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.classroom import PAGES, PROMPTS, SKIP_KEYS, cpu_seconds, free_port, load_average, rss_mb, tree, wait_healthy  # noqa: E402
-from bench.proto_client import Session, new_value  # noqa: E402
+from bench.proto_client import Session, WidgetState, new_value  # noqa: E402
 
 CONFIGS = {
     "freeze": ({}, []),
@@ -111,15 +111,15 @@ async def measure(url: str, pid: int, pages: list[str], repeats: int, seed: int)
         for widget in sorted(widgets, key=lambda w: w.key or w.id):
             name = f"{label}: {widget.kind} {widget.key or '(no key)'}"
             for _ in range(repeats):
-                current = session.widgets.get(widget.id, widget)
-                state = new_value(session, current, rng, PROMPTS)
+                current = session.latest(widget)
+                state = new_value(session, current, rng, PROMPTS) if current is not None else None
                 if state is None:
                     break
                 await timed(name, lambda: session.set_widget(current, state, timeout=60))
         prompt = next((w for w in session.widgets.values() if w.kind == "text_area" and w.key.endswith("prompt")), None)
         if prompt is not None:
             for i in range(repeats):
-                state = new_value(session, prompt, rng, PROMPTS)
+                state = WidgetState(id=prompt.id)
                 state.string_value = f"{rng.choice(PROMPTS)} {seed}{i}{label}"  # a prompt never seen: a real forward
                 await timed(f"{label}: new sidebar prompt", lambda: session.set_widget(prompt, state, timeout=60))
     await session.close()
