@@ -12,10 +12,12 @@ Configurations (``--configs``): ``freeze`` (default server), ``nofreeze``
 (``TOKEN_JOURNEY_GC_FREEZE=0``), ``nocoalesce`` (``TOKEN_JOURNEY_COALESCE=0``), ``fullstate``
 (``TOKEN_JOURNEY_ONE_KEY_STATE=0``), ``nogc`` (``--runner.postScriptGC false``, for reference),
 or ``NAME=PATH``: the default server started from another copy of the app (e.g. a snapshot
-of the tree before a change), so before and after are measured side by side in one run.
+of the tree before a change), so before and after are measured side by side in one run; and
+``--variant NAME=KEY=VALUE,...``: the default server with that environment (any switch).
 
 Run:  .venv/bin/python bench/interactions.py [--configs nofreeze,freeze] [--repeats 6] [--pages logits_sampling,...]
       .venv/bin/python bench/interactions.py --configs before=/tmp/before,freeze   # before/after
+      .venv/bin/python bench/interactions.py --configs freeze --variant nocoalesce=TOKEN_JOURNEY_COALESCE=0
 """
 
 from __future__ import annotations
@@ -33,7 +35,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.classroom import PAGES, PROMPTS, SKIP_KEYS, cpu_seconds, free_port, load_average, rss_mb, tree, wait_healthy  # noqa: E402
+from bench.classroom import (PAGES, PROMPTS, SKIP_KEYS, cpu_seconds, free_port, load_average, parse_variant,  # noqa: E402
+                             rss_mb, tree, wait_healthy)
 from bench.proto_client import Session, WidgetState, new_value  # noqa: E402
 
 CONFIGS = {
@@ -59,12 +62,15 @@ def wait_idle(pids: list[int], timeout: float = 180, quiet_s: float = 0.03) -> N
         last = now
 
 
-def start(config: str) -> tuple[subprocess.Popen, str]:
+def start(config: str, variants: dict[str, dict[str, str]] | None = None) -> tuple[subprocess.Popen, str]:
     root = ROOT
-    if "=" in config:  # NAME=PATH: another copy of the app, default settings
-        root = Path(config.split("=", 1)[1]).resolve()
-        config = "freeze"
-    env_extra, flags = CONFIGS[config]
+    if config in (variants or {}):  # --variant NAME=KEY=VALUE,...: the default server with that environment
+        env_extra, flags = variants[config], []
+    else:
+        if "=" in config:  # NAME=PATH: another copy of the app, default settings
+            root = Path(config.split("=", 1)[1]).resolve()
+            config = "freeze"
+        env_extra, flags = CONFIGS[config]
     port = free_port()
     env = {**os.environ, "TOKEN_JOURNEY_THREADS": "1", **env_extra}
     proc = subprocess.Popen(
@@ -129,18 +135,21 @@ async def measure(url: str, pid: int, pages: list[str], repeats: int, seed: int)
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--configs", default="nofreeze,freeze")
+    parser.add_argument("--variant", action="append", default=[], metavar="NAME=KEY=VALUE[,KEY=VALUE...]",
+                        help="one more configuration: the default server with this environment (as classroom.py's)")
     parser.add_argument("--repeats", type=int, default=6)
     parser.add_argument("--pages", default=",".join(p or "overview" for p in PAGES))
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
     pages = ["" if p == "overview" else p for p in args.pages.split(",") if p]
-    configs = [c for c in args.configs.split(",") if c]
+    variants = dict(parse_variant(v) for v in args.variant)
+    configs = [c for c in args.configs.split(",") if c] + list(variants)
     labels = {c: c.split("=", 1)[0] for c in configs}
     results: dict[str, dict[str, list[tuple[float, float]]]] = {}
     rss: dict[str, float] = {}
     print(f"# interactions bench: {args.repeats} reruns each; {os.cpu_count()} cores; load {load_average()}", flush=True)
     for config in configs:
-        proc, url = start(config)
+        proc, url = start(config, variants)
         try:
             results[config] = asyncio.run(measure(url, proc.pid, pages, args.repeats, args.seed))
             rss[config] = rss_mb(proc.pid)
