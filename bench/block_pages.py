@@ -67,7 +67,9 @@ async def measure_model(url: str, pid: int, model: str, repeats: int, seed: int)
         for widget in sorted(widgets, key=lambda w: w.key or w.id):
             texts = next((v for p, k, v in TEXT_INPUTS if p == page and k == widget.key), None)
             for i in range(repeats):
-                current = session.widgets.get(widget.id, widget)
+                current = session.latest(widget)
+                if current is None:
+                    break
                 if texts is not None:
                     state = WidgetState(id=current.id)
                     state.string_value = texts[i % len(texts)]

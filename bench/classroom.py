@@ -30,6 +30,8 @@ Run (short default; the issue's protocol is --duration 60):
   .venv/bin/python bench/classroom.py --students 30 --duration 60 --with-training --rss-every 10  # + Training snapshots
   .venv/bin/python bench/classroom.py --url http://127.0.0.1:8501 --students 5   # an existing server
   .venv/bin/python bench/classroom.py --students 30 --roots before=/tmp/before,after=.   # before/after, one run
+  .venv/bin/python bench/classroom.py --students 30,60 --duration 60 --rounds 2 \
+      --variant on= --variant nocoalesce=TOKEN_JOURNEY_COALESCE=0   # a switch on/off, ABAB, one run
 """
 
 from __future__ import annotations
@@ -52,7 +54,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.proto_client import Session, new_value  # noqa: E402
+from bench.proto_client import Session, current_value, new_value  # noqa: E402
 
 PAGES = ("", "tokenization", "embeddings", "positional_encoding", "self_attention", "multi_head_attention",
          "logits_sampling", "generation", "transformer_block", "whole_model")
@@ -245,8 +247,8 @@ async def student(index: int, url: str, until: float, every: float, timeout: flo
             if kind == "prompt":
                 prompt = next((w for w in session.widgets.values() if w.kind == "text_area"
                                and w.key.endswith("prompt")), None)
-                if prompt is not None:
-                    state = new_value(session, prompt, rng, PROMPTS)
+                state = new_value(session, prompt, rng, PROMPTS) if prompt is not None else None
+                if state is not None:
                     doing = f"{session.page or 'overview'}:prompt"
                     result = await session.set_widget(prompt, state, timeout)
             if result is None and kind == "widget" and widgets:
@@ -360,12 +362,17 @@ async def snapshot_sweep(url: str, timeout: float) -> int:
     box = next((w for w in session.widgets.values() if w.kind == "selectbox" and w.key.endswith("train_model")), None)
     presets = list(box.proto.options) if box is not None else [""]
     for preset in presets:
-        if box is not None:
+        if box is not None and current_value(session, session.latest(box) or box) != preset:
+            box = session.latest(box) or box
             state = WidgetState(id=box.id)
             state.string_value = preset
             await session.set_widget(box, state, timeout)
         slider = next((w for w in session.widgets.values() if w.kind == "slider" and w.key.endswith("train_step")), None)
         for option in list(slider.proto.options) if slider is not None else []:
+            slider = session.latest(slider) or slider
+            if current_value(session, slider) == [option]:
+                shown += 1  # already shown: a browser sends nothing
+                continue
             state = WidgetState(id=slider.id)
             state.string_array_value.data.append(option)
             result = await session.set_widget(slider, state, timeout)
@@ -470,6 +477,51 @@ def report(server: Server, n: int, duration: float, every: float, stats: Stats, 
             f"{kib:5.0f} KiB/interaction  load {load}")
 
 
+def settle(pids: Callable[[], list[int]], longest: float, quiet: float = 0.05) -> float:
+    """Wait until the processes used under ``quiet`` CPU seconds in one second, at most ``longest``
+    seconds; returns the seconds waited."""
+    start = time.perf_counter()
+    last = cpu_seconds(pids())
+    while time.perf_counter() - start < longest:
+        time.sleep(1.0)
+        now = cpu_seconds(pids())
+        if now - last < quiet:
+            break
+        last = now
+    return time.perf_counter() - start
+
+
+def parse_variant(text: str) -> tuple[str, dict[str, str]]:
+    """``NAME=KEY=VALUE,KEY=VALUE`` -> (NAME, {KEY: VALUE}); ``NAME=`` is the default server.
+
+    Example:
+        parse_variant("alloff=TOKEN_JOURNEY_COALESCE=0,TOKEN_JOURNEY_GC_FREEZE=0")
+        -> ("alloff", {"TOKEN_JOURNEY_COALESCE": "0", "TOKEN_JOURNEY_GC_FREEZE": "0"})
+    """
+    name, _, rest = text.partition("=")
+    if not name:
+        raise ValueError(f"--variant {text!r}: give it a name, e.g. on= or nocoalesce=TOKEN_JOURNEY_COALESCE=0")
+    env = {}
+    for item in (x for x in rest.split(",") if x):
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ValueError(f"--variant {text!r}: {item!r} is not KEY=VALUE")
+        env[key] = value
+    return name, env
+
+
+SUMMARY_HEAD = f"{'server':<28} {'N':>3} {'n':>5} {'CPU ms/interaction':>18} {'p50 ms':>7} {'p95 ms':>7}  load"
+
+
+def summary_row(name: str, n: int, stats: Stats, cpu_s: float, load: str) -> str:
+    """One line of the end-of-run table: server CPU per served interaction (all of the server's
+    CPU during the class, divided by the interactions that finished), p50 / p95 and the load."""
+    lat = stats.latencies
+    per = 1000 * cpu_s / len(lat) if lat else float("nan")
+    return (f"{name:<28} {n:>3} {len(lat):>5} {per:>18.1f} {pct(lat, .5) * 1000:>7.0f} {pct(lat, .95) * 1000:>7.0f}  "
+            f"{load}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--students", default="10", help="comma-separated class sizes, e.g. 10,30,60")
@@ -498,6 +550,15 @@ def main() -> None:
     parser.add_argument("--rss-every", type=float, default=0.0,
                         help="sample every replica's RSS every S seconds during each class and print the samples "
                              "and max/min (the 30-minute flat-RSS run: --students 30 --duration 1800 --rss-every 60)")
+    parser.add_argument("--variant", action="append", default=[], metavar="NAME=KEY=VALUE[,KEY=VALUE...]",
+                        help="a server configuration (its own environment on top of --env); repeat it to compare "
+                        "several side by side in one run, e.g. --variant on= --variant nocoalesce=TOKEN_JOURNEY_COALESCE=0")
+    parser.add_argument("--settle", type=float, default=0.0,
+                        help="after the first visits, wait (at most S seconds) until the server is idle (under 5 %% "
+                        "of a core for a second): its background start-up work is then not counted in the classes")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="run the whole list of servers (kinds x roots x variants) this many times, in turn "
+                        "(ABAB: a change in the machine's load hits every configuration alike)")
     parser.add_argument("--roots", default="", help="NAME=PATH,...: run every server kind from each copy of the app "
                         "(e.g. before=/tmp/before,after=.) to compare before/after in one run")
     args = parser.parse_args()
@@ -508,10 +569,14 @@ def main() -> None:
     kinds = ["external"] if args.url else [k for k in args.servers.split(",") if k]
     roots = [(name, Path(path).resolve()) for name, path in (r.split("=", 1) for r in args.roots.split(",") if r)] \
         or [("", ROOT)]
-    runs = [(kind, label, root) for kind in kinds for label, root in roots]
-    for kind, label, root in runs:
+    variants = [parse_variant(v) for v in args.variant] or [("", {})]
+    runs = [(kind, "/".join(x for x in (label, name) if x), root, variant_env)
+            for _ in range(max(1, args.rounds)) for kind in kinds for label, root in roots
+            for name, variant_env in variants]
+    summary: list[str] = []
+    for kind, label, root, variant_env in runs:
         server = Server("external", args.url.rstrip("/")) if args.url else \
-            start_server(kind, args.replicas, env_extra, root, label)
+            start_server(kind, args.replicas, {**env_extra, **variant_env}, root, label)
         try:
             if server.proc:
                 print(f"# {server.name}: healthy after {server.started_s:.1f} s", flush=True)
@@ -525,6 +590,9 @@ def main() -> None:
                   + ", ".join(f"{k or 'overview'} {v * 1000:.0f}" for k, v in visits.items()), flush=True)
             print(f"# {server.name}: RSS after the first visits "
                   + "/".join(f"{rss_mb(p):.0f}" for p in (server.replicas() or server.pids()[:1])) + " MB", flush=True)
+            if args.settle > 0 and server.proc:
+                waited = settle(server.pids, args.settle)
+                print(f"# {server.name}: idle after {waited:.1f} s more", flush=True)
             if args.snapshot_sweep:
                 before = [rss_mb(p) for p in (server.replicas() or server.pids()[:1])]
                 started = time.perf_counter()
@@ -549,8 +617,9 @@ def main() -> None:
                                               cpu_sample_every(args.window), cpu_samples))
                 cpu1 = cpu_seconds(server_pids())
                 rss = [rss_mb(p) for p in (server.replicas() or server.pids()[:1])]
-                print(report(server, n, args.duration, args.every, stats, cpu1 - cpu0, rss, load_average()),
-                      flush=True)
+                load = load_average()
+                print(report(server, n, args.duration, args.every, stats, cpu1 - cpu0, rss, load), flush=True)
+                summary.append(summary_row(server.name, n, stats, cpu1 - cpu0, load))
                 if args.rss_every > 0:
                     for line in rss_summary(samples, args.rss_warmup):
                         print(line, flush=True)
@@ -568,6 +637,10 @@ def main() -> None:
                               + drift.get(k, ""), flush=True)
         finally:
             server.stop()
+    if len(summary) > 1:
+        print(f"# summary, in run order\n{SUMMARY_HEAD}", flush=True)
+        for row in summary:
+            print(row, flush=True)
 
 
 if __name__ == "__main__":

@@ -6,16 +6,18 @@ server's CPU time from /proc (user + system, every thread: script, Streamlit's
 serialisation, its garbage collection, the websocket). With one client the difference is
 that interaction's whole server cost. Each page's controls (every slider, select, toggle,
 number input and button the page shows, found from the deltas) are moved ``--repeats``
-times to fresh valid values; the sidebar prompt and page changes are measured too.
+times, each time to a valid value different from the one it shows; the sidebar prompt and page changes are measured too.
 
 Configurations (``--configs``): ``freeze`` (default server), ``nofreeze``
 (``TOKEN_JOURNEY_GC_FREEZE=0``), ``nocoalesce`` (``TOKEN_JOURNEY_COALESCE=0``), ``fullstate``
 (``TOKEN_JOURNEY_ONE_KEY_STATE=0``), ``nogc`` (``--runner.postScriptGC false``, for reference),
 or ``NAME=PATH``: the default server started from another copy of the app (e.g. a snapshot
-of the tree before a change), so before and after are measured side by side in one run.
+of the tree before a change), so before and after are measured side by side in one run; and
+``--variant NAME=KEY=VALUE,...``: the default server with that environment (any switch).
 
 Run:  .venv/bin/python bench/interactions.py [--configs nofreeze,freeze] [--repeats 6] [--pages logits_sampling,...]
       .venv/bin/python bench/interactions.py --configs before=/tmp/before,freeze   # before/after
+      .venv/bin/python bench/interactions.py --configs freeze --variant nocoalesce=TOKEN_JOURNEY_COALESCE=0
 """
 
 from __future__ import annotations
@@ -33,8 +35,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.classroom import PAGES, PROMPTS, SKIP_KEYS, cpu_seconds, free_port, load_average, rss_mb, tree, wait_healthy  # noqa: E402
-from bench.proto_client import Session, new_value  # noqa: E402
+from bench.classroom import (PAGES, PROMPTS, SKIP_KEYS, cpu_seconds, free_port, load_average, parse_variant,  # noqa: E402
+                             rss_mb, tree, wait_healthy)
+from bench.proto_client import Session, WidgetState, new_value  # noqa: E402
 
 CONFIGS = {
     "freeze": ({}, []),
@@ -67,12 +70,15 @@ def wait_idle(pids: list[int], timeout: float = 180, quiet_s: float = 0.03) -> N
         last = now
 
 
-def start(config: str) -> tuple[subprocess.Popen, str]:
+def start(config: str, variants: dict[str, dict[str, str]] | None = None) -> tuple[subprocess.Popen, str]:
     root = ROOT
-    if "=" in config:  # NAME=PATH: another copy of the app, default settings
-        root = Path(config.split("=", 1)[1]).resolve()
-        config = "freeze"
-    env_extra, flags = CONFIGS[config]
+    if config in (variants or {}):  # --variant NAME=KEY=VALUE,...: the default server with that environment
+        env_extra, flags = variants[config], []
+    else:
+        if "=" in config:  # NAME=PATH: another copy of the app, default settings
+            root = Path(config.split("=", 1)[1]).resolve()
+            config = "freeze"
+        env_extra, flags = CONFIGS[config]
     port = free_port()
     env = {**os.environ, "TOKEN_JOURNEY_THREADS": "1", **env_extra}
     proc = subprocess.Popen(
@@ -119,15 +125,15 @@ async def measure(url: str, pid: int, pages: list[str], repeats: int, seed: int)
         for widget in sorted(widgets, key=lambda w: w.key or w.id):
             name = f"{label}: {widget.kind} {widget.key or '(no key)'}"
             for _ in range(repeats):
-                current = session.widgets.get(widget.id, widget)
-                state = new_value(session, current, rng, PROMPTS)
+                current = session.latest(widget)
+                state = new_value(session, current, rng, PROMPTS) if current is not None else None
                 if state is None:
                     break
                 await timed(name, lambda: session.set_widget(current, state, timeout=60))
         prompt = next((w for w in session.widgets.values() if w.kind == "text_area" and w.key.endswith("prompt")), None)
         if prompt is not None:
             for i in range(repeats):
-                state = new_value(session, prompt, rng, PROMPTS)
+                state = WidgetState(id=prompt.id)
                 state.string_value = f"{rng.choice(PROMPTS)} {seed}{i}{label}"  # a prompt never seen: a real forward
                 await timed(f"{label}: new sidebar prompt", lambda: session.set_widget(prompt, state, timeout=60))
     await session.close()
@@ -137,18 +143,21 @@ async def measure(url: str, pid: int, pages: list[str], repeats: int, seed: int)
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--configs", default="nofreeze,freeze")
+    parser.add_argument("--variant", action="append", default=[], metavar="NAME=KEY=VALUE[,KEY=VALUE...]",
+                        help="one more configuration: the default server with this environment (as classroom.py's)")
     parser.add_argument("--repeats", type=int, default=6)
     parser.add_argument("--pages", default=",".join(p or "overview" for p in PAGES))
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
     pages = ["" if p == "overview" else p for p in args.pages.split(",") if p]
-    configs = [c for c in args.configs.split(",") if c]
+    variants = dict(parse_variant(v) for v in args.variant)
+    configs = [c for c in args.configs.split(",") if c] + list(variants)
     labels = {c: c.split("=", 1)[0] for c in configs}
     results: dict[str, dict[str, list[tuple[float, float]]]] = {}
     rss: dict[str, float] = {}
     print(f"# interactions bench: {args.repeats} reruns each; {os.cpu_count()} cores; load {load_average()}", flush=True)
     for config in configs:
-        proc, url = start(config)
+        proc, url = start(config, variants)
         try:
             results[config] = asyncio.run(measure(url, proc.pid, pages, args.repeats, args.seed))
             rss[config] = rss_mb(proc.pid)

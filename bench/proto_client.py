@@ -73,7 +73,6 @@ class Session:
     page: str = ""
     widgets: dict[str, Widget] = field(default_factory=dict)
     states: dict[str, WidgetState] = field(default_factory=dict)
-    toggles: dict[str, bool] = field(default_factory=dict)  # checkbox id -> value we last sent
     closed: bool = False
     cookie: str | None = None  # the load balancer's affinity cookie, from a first GET /
     ignored_after: float = IGNORED_AFTER_S
@@ -197,6 +196,13 @@ class Session:
         self.states = {}
         return await self.rerun(timeout=timeout)
 
+    def latest(self, widget: Widget) -> Widget | None:
+        """``widget`` as the server last drew it: same id, or same user key under a new id (its
+        range or fragment changed); None when the page no longer shows it."""
+        if widget.id in self.widgets:
+            return self.widgets[widget.id]
+        return next((w for w in self.widgets.values() if widget.key and w.key == widget.key), None)
+
     async def set_widget(self, widget: Widget, state: WidgetState, timeout: float = 30) -> RunResult:
         if widget.kind == "button":
             sent = {**self.states, widget.id: state}
@@ -209,37 +215,170 @@ class Session:
         return await self.rerun(widget.fragment_id, timeout)
 
 
+# --- a different value, as a student's click sends ---------------------------------------------
+
+# How many random draws ``new_value`` tries before it concludes no different value exists (a
+# one-point slider, a one-option select). With two or more values to choose from, all draws
+# landing on the current one is at most 2**-64 likely.
+_DRAWS = 64
+
+
+def _state_value(state: WidgetState) -> Any:
+    """The value a ``WidgetState`` carries, as a plain Python value (lists for arrays)."""
+    kind = state.WhichOneof("value")
+    if kind is None:
+        return None
+    value = getattr(state, kind)
+    return list(value.data) if kind.endswith("_array_value") else value
+
+
+def current_value(session: Session, widget: Widget) -> Any:
+    """What ``widget`` shows now, in the form ``new_value`` sends it; None when it shows nothing.
+
+    In order: the value the server set in its latest draw (``set_value``: a callback or the app's
+    state wrote it), else the value this client last sent for that widget id (the browser keeps
+    it), else the widget's default. Sliders: a list of numbers (select sliders: of options);
+    selects and radios: the option; multiselects and button groups: a list of options.
+    """
+    p = widget.proto
+    kind = widget.kind
+    server_set = bool(getattr(p, "set_value", False))
+    sent = session.states.get(widget.id)
+    if kind == "slider":
+        options = list(p.options)
+        if options:
+            if server_set and len(p.raw_value):
+                return list(p.raw_value)
+            if sent is not None:
+                return _state_value(sent)
+            return [options[int(i)] for i in p.default if 0 <= int(i) < len(options)]
+        if server_set and len(p.value):
+            return list(p.value)
+        return _state_value(sent) if sent is not None else list(p.default)
+    if kind in ("selectbox", "radio"):
+        if server_set and p.HasField("raw_value"):
+            return p.raw_value
+        if sent is not None:
+            return _state_value(sent)
+        options = list(p.options)
+        return options[p.default] if p.HasField("default") and 0 <= p.default < len(options) else None
+    if kind == "checkbox":
+        if server_set:
+            return bool(p.value)
+        return bool(_state_value(sent)) if sent is not None else bool(p.default)
+    if kind == "number_input":
+        if server_set and p.HasField("value"):
+            return p.value
+        if sent is not None:
+            return _state_value(sent)
+        return p.default if p.HasField("default") else None
+    if kind == "multiselect":
+        if server_set:
+            return list(p.raw_values)
+        if sent is not None:
+            return _state_value(sent)
+        options = list(p.options)
+        return [options[i] for i in p.default if 0 <= i < len(options)]
+    if kind == "button_group":
+        if server_set:
+            return list(p.raw_values)
+        if sent is not None:
+            return _state_value(sent)
+        options = [o.content for o in p.options]
+        return [options[i] for i in p.default if 0 <= i < len(options)]
+    if kind in ("text_area", "text_input"):
+        if server_set:
+            return p.value
+        return _state_value(sent) if sent is not None else p.default
+    return None  # buttons hold no value
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal values, numbers compared to a part in 10**9 (a slider's grid point may come back
+    from the server as 0.30000000000000004)."""
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    numbers = (int, float)
+    if isinstance(a, numbers) and isinstance(b, numbers) and not (isinstance(a, bool) or isinstance(b, bool)):
+        return abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))
+    return a == b
+
+
+def _different(draw: Any, current: Any, same: Any = _same) -> Any:
+    """``draw()`` until it gives a value that is not ``current`` (``_DRAWS`` tries; None if none)."""
+    for _ in range(_DRAWS):
+        value = draw()
+        if not same(value, current):
+            return value
+    return None
+
+
+def _other_choice(rng: random.Random, options: list[str], current: Any) -> str | None:
+    """One of ``options`` that is not ``current``, uniformly; None when there is none."""
+    others = [o for o in options if o != current]
+    return rng.choice(others) if others else None
+
+
 def new_value(session: Session, widget: Widget, rng: random.Random, prompts: list[str]) -> WidgetState | None:
-    """A valid, different value for ``widget`` (None: the bench leaves this widget alone)."""
+    """A valid value for ``widget`` that differs from what it shows now (``current_value``), as a
+    student's click sends; None when there is no such value or the bench leaves this kind alone.
+
+    A browser never sends a rerun for a control set to the value it already has, so neither does
+    the bench: every interaction it times is a real change.
+
+    Example:
+        state = new_value(session, widget, random.Random(0), ["The cat sat on the"])
+        if state is not None:
+            await session.set_widget(widget, state)
+    """
     p = widget.proto
     state = WidgetState(id=widget.id)
+    current = current_value(session, widget)
     if widget.kind == "slider":
-        if len(p.options):
-            picks = rng.sample(list(p.options), k=min(len(p.value) or 1, len(p.options)))
-            state.string_array_value.data.extend(sorted(picks, key=list(p.options).index))
+        options = list(p.options)
+        n_values = max(1, len(p.value) or len(p.default))
+        if options:
+            # a range's two ends may meet, as a browser's may: drawn with replacement
+            picks = _different(lambda: sorted((rng.choice(options) for _ in range(n_values)), key=options.index),
+                               current)
+            if picks is None:
+                return None
+            state.string_array_value.data.extend(picks)
             return state
         if p.data_type not in (0, 1):  # INT or FLOAT only (no dates)
             return None
-        steps = max(1, int(round((p.max - p.min) / (p.step or 1))))
-        n_values = max(1, len(p.value) or len(p.default))
-        picks = sorted(p.min + rng.randint(0, steps) * (p.step or 1) for _ in range(n_values))
-        state.double_array_value.data.extend(min(p.max, v) for v in picks)
+        step = p.step or 1
+        steps = max(0, int(round((p.max - p.min) / step)))
+
+        def draw() -> list[float]:
+            return sorted(min(p.max, p.min + rng.randint(0, steps) * step) for _ in range(n_values))
+
+        picks = _different(draw, [float(v) for v in current] if isinstance(current, list) else current)
+        if picks is None:
+            return None
+        state.double_array_value.data.extend(picks)
         return state
     if widget.kind in ("selectbox", "radio"):
-        if len(p.options) < 2:
+        choice = _other_choice(rng, list(p.options), current)
+        if choice is None:
             return None
-        state.string_value = rng.choice(list(p.options))
+        state.string_value = choice
         return state
     if widget.kind == "checkbox":
-        current = session.toggles.get(widget.id, bool(p.default))
         state.bool_value = not current
-        session.toggles[widget.id] = not current
         return state
     if widget.kind == "number_input":
-        lo = p.min if p.has_min else 0
-        hi = p.max if p.has_max else lo + 100 * (p.step or 1)
         step = p.step or 1
-        value = lo + rng.randint(0, max(0, int((hi - lo) / step))) * step
+        if p.has_min:
+            lo = p.min
+            hi = p.max if p.has_max else lo + 100 * step
+        else:  # an open end: a hundred steps from the other end (or from 0)
+            hi = p.max if p.has_max else 100 * step
+            lo = hi - 100 * step
+        count = max(0, int(round((hi - lo) / step)))
+        value = _different(lambda: lo + rng.randint(0, count) * step, current)
+        if value is None:
+            return None
         if p.data_type == 0:  # INT
             state.int_value = int(value)
         else:
@@ -249,19 +388,26 @@ def new_value(session: Session, widget: Widget, rng: random.Random, prompts: lis
         options = list(p.options)
         if not options:
             return None
-        state.string_array_value.data.extend(rng.sample(options, k=rng.randint(1, min(3, len(options)))))
+        most = min(3, len(options), p.max_selections or len(options))
+        picks = _different(lambda: rng.sample(options, k=rng.randint(1, most)), current,
+                           lambda a, b: set(a) == set(b or []))
+        if picks is None:
+            return None
+        state.string_array_value.data.extend(picks)
         return state
     if widget.kind == "button_group":
-        options = [o.content for o in p.options]
-        if not options:
+        choice = _other_choice(rng, [o.content for o in p.options], (current or [None])[0] if len(current or []) == 1 else None)
+        if choice is None:
             return None
-        state.string_array_value.data.append(rng.choice(options))
+        state.string_array_value.data.append(choice)
         return state
     if widget.kind == "button":
-        state.trigger_value = True
+        state.trigger_value = True  # a click: always an event, never a value that could be unchanged
         return state
-    if widget.kind == "text_area" and widget.key.endswith("prompt"):
-        state.string_value = rng.choice(prompts)
+    if widget.kind in ("text_area", "text_input") and widget.key.endswith("prompt"):
+        choice = _other_choice(rng, list(prompts), current)
+        if choice is None:
+            return None
+        state.string_value = choice
         return state
     return None  # other free text, uploads, editors: not part of the mix
-

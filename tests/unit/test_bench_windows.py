@@ -58,3 +58,25 @@ def test_kind_drift_compares_each_kind_first_and_last_full_slice() -> None:
     assert drift["page"] == "  slice 1 p50    10 ms -> slice 2 p50    30 ms"
     assert drift["logits:slider"] == "  slice 1 p50    20 ms -> slice 2 p50    90 ms"
     assert kind_drift(Stats(latencies=[0.1], finished_at=[5.0], kinds=["page"]), 0.0, 60.0) == {}
+
+
+def test_a_variant_names_its_server_and_its_environment() -> None:
+    import pytest
+
+    from bench.classroom import parse_variant
+
+    assert parse_variant("on=") == ("on", {})
+    assert parse_variant("alloff=TOKEN_JOURNEY_COALESCE=0,TOKEN_JOURNEY_MALLOC_MMAP_KB=0") == (
+        "alloff", {"TOKEN_JOURNEY_COALESCE": "0", "TOKEN_JOURNEY_MALLOC_MMAP_KB": "0"})
+    with pytest.raises(ValueError):
+        parse_variant("=TOKEN_JOURNEY_COALESCE=0")  # no name: the summary could not tell the servers apart
+    with pytest.raises(ValueError):
+        parse_variant("off=TOKEN_JOURNEY_COALESCE")
+
+
+def test_the_summary_divides_the_server_cpu_by_the_interactions_served() -> None:
+    from bench.classroom import summary_row
+
+    stats = Stats(latencies=[0.1] * 18 + [2.0] * 2, finished_at=[1.0] * 20)  # the slowest 10 %: 2 s
+    row = summary_row("on:single", 30, stats, cpu_s=1.5, load="1.00 2.00 3.00")
+    assert row.split() == ["on:single", "30", "20", "75.0", "100", "2000", "1.00", "2.00", "3.00"]
