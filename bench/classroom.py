@@ -495,8 +495,8 @@ def parse_variant(text: str) -> tuple[str, dict[str, str]]:
     """``NAME=KEY=VALUE,KEY=VALUE`` -> (NAME, {KEY: VALUE}); ``NAME=`` is the default server.
 
     Example:
-        parse_variant("alloff=TOKEN_JOURNEY_COALESCE=0,TOKEN_JOURNEY_GC_FREEZE=0")
-        -> ("alloff", {"TOKEN_JOURNEY_COALESCE": "0", "TOKEN_JOURNEY_GC_FREEZE": "0"})
+        parse_variant("alloff=TOKEN_JOURNEY_COALESCE=0,TOKEN_JOURNEY_LIGHT_FRAME_CHECK=0")
+        -> ("alloff", {"TOKEN_JOURNEY_COALESCE": "0", "TOKEN_JOURNEY_LIGHT_FRAME_CHECK": "0"})
     """
     name, _, rest = text.partition("=")
     if not name:

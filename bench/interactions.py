@@ -8,16 +8,16 @@ that interaction's whole server cost. Each page's controls (every slider, select
 number input and button the page shows, found from the deltas) are moved ``--repeats``
 times, each time to a valid value different from the one it shows; the sidebar prompt and page changes are measured too.
 
-Configurations (``--configs``): ``freeze`` (default server), ``nofreeze``
-(``TOKEN_JOURNEY_GC_FREEZE=0``), ``nocoalesce`` (``TOKEN_JOURNEY_COALESCE=0``), ``fullstate``
-(``TOKEN_JOURNEY_ONE_KEY_STATE=0``), ``nogc`` (``--runner.postScriptGC false``, for reference),
+Configurations (``--configs``): ``now`` (default server), ``nocoalesce``
+(``TOKEN_JOURNEY_COALESCE=0``), ``fullgc`` (``TOKEN_JOURNEY_POST_RUN_FULL_GC_S=0``),
+``framecheck`` (``TOKEN_JOURNEY_LIGHT_FRAME_CHECK=0``), ``nogc`` (``--runner.postScriptGC false``, for reference),
 or ``NAME=PATH``: the default server started from another copy of the app (e.g. a snapshot
 of the tree before a change), so before and after are measured side by side in one run; and
 ``--variant NAME=KEY=VALUE,...``: the default server with that environment (any switch).
 
-Run:  .venv/bin/python bench/interactions.py [--configs nofreeze,freeze] [--repeats 6] [--pages logits_sampling,...]
-      .venv/bin/python bench/interactions.py --configs before=/tmp/before,freeze   # before/after
-      .venv/bin/python bench/interactions.py --configs freeze --variant nocoalesce=TOKEN_JOURNEY_COALESCE=0
+Run:  .venv/bin/python bench/interactions.py [--configs nocoalesce,now] [--repeats 6] [--pages logits_sampling,...]
+      .venv/bin/python bench/interactions.py --configs before=/tmp/before,now   # before/after
+      .venv/bin/python bench/interactions.py --configs now --variant nocoalesce=TOKEN_JOURNEY_COALESCE=0
 """
 
 from __future__ import annotations
@@ -40,20 +40,12 @@ from bench.classroom import (PAGES, PROMPTS, SKIP_KEYS, cpu_seconds, free_port, 
 from bench.proto_client import Session, WidgetState, new_value  # noqa: E402
 
 CONFIGS = {
-    "freeze": ({}, []),
-    "nofreeze": ({"TOKEN_JOURNEY_GC_FREEZE": "0"}, []),
+    "now": ({}, []),
     "nogc": ({}, ["--runner.postScriptGC", "false"]),
+    # Each switch of docs/configuration.md's patches, off alone (serving.patches):
     "nocoalesce": ({"TOKEN_JOURNEY_COALESCE": "0"}, []),
-    "fullstate": ({"TOKEN_JOURNEY_ONE_KEY_STATE": "0"}, []),
     "fullgc": ({"TOKEN_JOURNEY_POST_RUN_FULL_GC_S": "0"}, []),  # Streamlit's full collection after every run
-    # The other switches of docs/configuration.md, each off alone (serving.patches, serving.process):
     "framecheck": ({"TOKEN_JOURNEY_LIGHT_FRAME_CHECK": "0"}, []),
-    "replcheck": ({"TOKEN_JOURNEY_SKIP_REPL_CHECK": "0"}, []),
-    "norunscope": ({"TOKEN_JOURNEY_RUN_SCOPE": "0"}, []),
-    "notrim": ({"TOKEN_JOURNEY_MALLOC_TRIM": "0"}, []),
-    "arenas": ({"TOKEN_JOURNEY_MALLOC_ARENAS": "0"}, []),
-    "mmap": ({"TOKEN_JOURNEY_MALLOC_MMAP_KB": "0"}, []),
-    "nofullgc": ({"TOKEN_JOURNEY_FULL_GC_S": "0"}, []),
 }
 TARGET_MS = 60.0
 
@@ -77,7 +69,7 @@ def start(config: str, variants: dict[str, dict[str, str]] | None = None) -> tup
     else:
         if "=" in config:  # NAME=PATH: another copy of the app, default settings
             root = Path(config.split("=", 1)[1]).resolve()
-            config = "freeze"
+            config = "now"
         env_extra, flags = CONFIGS[config]
     port = free_port()
     env = {**os.environ, "TOKEN_JOURNEY_THREADS": "1", **env_extra}
@@ -142,7 +134,7 @@ async def measure(url: str, pid: int, pages: list[str], repeats: int, seed: int)
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--configs", default="nofreeze,freeze")
+    parser.add_argument("--configs", default="now")
     parser.add_argument("--variant", action="append", default=[], metavar="NAME=KEY=VALUE[,KEY=VALUE...]",
                         help="one more configuration: the default server with this environment (as classroom.py's)")
     parser.add_argument("--repeats", type=int, default=6)

@@ -30,11 +30,11 @@ for _pool in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 from streamlit.web.cli import main  # noqa: E402
 
-# The start (torch, pandas, our code: ~1.2 s of imports; then it caps the malloc arenas and starts
-# loading both models) runs on a thread of its own, so the server answers and a browser loads
-# Streamlit's page (~1.3 s of script parsing, in the browser's process) meanwhile: cold start to
-# the Overview drawn 3.7-4.0 s -> 3.4 s (bench/cold_start.py --browser). The first script run
-# starts too (``ui.page.setup``) and so waits for that same start, not for a second one.
+# The start (torch, pandas, our code: ~1.2 s of imports; then it starts loading both models) runs
+# on a thread of its own, so the server answers and a browser loads Streamlit's page (~1.3 s of
+# script parsing, in the browser's process) meanwhile (bench/cold_start.py --browser measures it).
+# The first script run starts too (``ui.page.setup``) and so waits for that same start, not for a
+# second one.
 #
 # Then, still before the first browser connects, the same thread does what the first Overview
 # run would otherwise do itself, on the critical path of a cold start (~0.2-0.3 s of its 0.6 s,

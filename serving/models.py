@@ -201,11 +201,6 @@ def name_of(loaded: Any) -> str | None:
     return None
 
 
-def run_cache_misses() -> int:
-    """Forward passes computed so far (start-up freezes the heap again when it grew)."""
-    return _RUNS.misses
-
-
 # --- one forward pass per (model, prompt) --------------------------------------------------
 
 

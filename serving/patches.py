@@ -19,15 +19,8 @@ The patches (``PATCHES``; name: Settings switch):
 - ``post_run_gc`` (``post_run_full_gc_s``): Streamlit ends every run with ``gc.collect(2)``;
   ``PostRunCollector`` collects generations 0-1 after each run and all three at most every
   ``post_run_full_gc_s`` seconds (0: the switch is off, Streamlit's full one every run).
-- ``one_key_state`` (``one_key_state``): a widget asks the session state for its own key
-  instead of building the whole filtered state (``_OneKeyView``).
 - ``light_frame_check`` (``light_frame_check``): a component's plain lists and dicts skip the
   data-frame check that imports pandas (the Overview's picture stays pandas-free).
-- ``skip_repl_check`` (``skip_repl_check``): Streamlit's once-per-process "am I in a REPL?"
-  check (``inspect.stack()`` over every frame, 0.16 s of the first run) is marked done.
-- ``run_scope`` (``run_scope``): a private *read*, nothing replaced: ``run_marker()`` returns
-  the run context's ``cursors`` dict, which Streamlit creates anew for every run, so
-  ``ui.run_scope`` can tie a per-run scratch dict to it (no public API names a run).
 """
 
 from __future__ import annotations
@@ -36,7 +29,7 @@ import asyncio
 import sys
 import threading
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -232,13 +225,11 @@ def _rebind_running(runtime: Any) -> None:
 # --- post_run_gc: the collection after every script run ---------------------------------------------------
 
 
-
 class PostRunCollector:
     """Stands in for the ``gc`` module inside Streamlit's script runner (``lighter_post_run_gc``).
 
     Streamlit ends every run with ``gc.collect(2)``: a walk over every object the collector
-    tracks and ``gc.freeze()`` has not frozen (the sessions, the caches filled since the last
-    freeze). py-spy on a Multi-head new prompt: 5.9 ms of ~50 ms of server CPU, every click.
+    tracks (torch, pandas, both models, the sessions and the caches), on every click.
     A run's own garbage is young, so this collects generations 0 and 1 after each run and all
     three at most once every ``full_every_s`` seconds (a cycle that reached the old generation
     waits at most that long; Python's own threshold-based collections still run meanwhile).
@@ -290,104 +281,6 @@ def lighter_post_run_gc(full_every_s: float = 30.0) -> PostRunCollector | None:
     return collector
 
 
-# --- one_key_state: a widget's look at session state ----------------------------------------------------------
-
-# Streamlit 1.67's widgets that read ``get_session_state().filtered_state`` to ask one thing:
-# does my own key hold a value, and is it None? (radio, slider, number_input, selectbox,
-# text_input, text_area, date_input, time_input, ...)
-_WIDGET_MODULES = ("radio", "slider", "number_input", "selectbox", "text_widgets", "time_widgets")
-_ONE_KEY_FLAG = "_token_journey_one_key_state"
-
-
-class _OneKeyView(Mapping):
-    """``filtered_state`` as a widget reads it: ``key in view`` and ``view[key]`` look up that one
-    key, as ``filtered_state`` would give it, instead of building the whole dict first.
-
-    ``SessionState.filtered_state`` walks every key of the session and reads (deserialises) every
-    value: a student who has visited every page has 80-140 keys, and each widget a script draws
-    built that dict again (1.3 ms of a 37 ms rerun, cProfile: 7 widgets a run). For a user key,
-    ``SessionState[key]`` is the value ``filtered_state`` holds for it (both map it to its widget
-    id, and ``filtered_state`` leaves out only internal keys, element ids and keyless widgets,
-    which are never a widget's user key). Anything else (iteration, ``len``) reads the whole dict.
-    """
-
-    def __init__(self, safe_state: Any) -> None:
-        self._safe = safe_state  # SafeSessionState: its lock guards every read, as filtered_state's does
-
-    def __contains__(self, key: object) -> bool:
-        try:
-            self[key]
-        except KeyError:
-            return False
-        return True
-
-    def __getitem__(self, key: Any) -> Any:
-        from streamlit.runtime.state.common import is_element_id
-        from streamlit.runtime.state.session_state import _is_internal_key
-
-        if not isinstance(key, str) or is_element_id(key) or _is_internal_key(key):
-            return self._whole()[key]  # not a user key: exactly as Streamlit would answer
-        with self._safe._lock:
-            return self._safe._state[key]  # KeyError when absent, as the dict's
-
-    def _whole(self) -> dict[str, Any]:
-        return self._safe.filtered_state
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._whole())
-
-    def __len__(self) -> int:
-        return len(self._whole())
-
-
-class _WidgetSessionState:
-    """What a widget module's ``get_session_state()`` returns once patched: the session's own
-    ``SafeSessionState`` in every respect but ``filtered_state`` (a ``_OneKeyView``)."""
-
-    __slots__ = ("_safe",)
-
-    def __init__(self, safe_state: Any) -> None:
-        self._safe = safe_state
-
-    @property
-    def filtered_state(self) -> _OneKeyView:
-        return _OneKeyView(self._safe)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._safe, name)
-
-
-def one_key_widget_state() -> bool:
-    """Let Streamlit's widgets look up their own key instead of building the whole filtered
-    session state each (idempotent); False when this Streamlit's widgets are not laid out as
-    expected (nothing is changed then)."""
-    import importlib
-
-    try:
-        from streamlit.runtime.state import SafeSessionState
-        from streamlit.runtime.state.common import is_element_id  # noqa: F401 - both used by the view
-        from streamlit.runtime.state.session_state import _is_internal_key  # noqa: F401
-
-        modules = [importlib.import_module(f"streamlit.elements.widgets.{name}") for name in _WIDGET_MODULES]
-    except ImportError:  # pragma: no cover - a Streamlit laid out otherwise: keep its own behaviour
-        return False
-    if not all(callable(getattr(m, "get_session_state", None)) for m in modules) or not isinstance(
-            getattr(SafeSessionState, "filtered_state", None), property):
-        return False
-    for module in modules:
-        if getattr(module, _ONE_KEY_FLAG, False):
-            continue
-        original = module.get_session_state
-
-        def patched(original: Callable[[], Any] = original) -> Any:
-            state = original()
-            return _WidgetSessionState(state) if isinstance(state, SafeSessionState) else state
-
-        module.get_session_state = patched  # type: ignore[attr-defined]
-        setattr(module, _ONE_KEY_FLAG, True)
-    return True
-
-
 # --- light_frame_check: a component's data, checked for data frames ------------------------------------------------
 
 _FRAME_CHECK_FLAG = "_token_journey_light_frame_check"
@@ -425,43 +318,6 @@ def light_component_frame_check() -> bool:
     return True
 
 
-# --- skip_repl_check: Streamlit's once-per-process REPL check ---------------------------------
-
-
-def skip_repl_check() -> bool:
-    """Mark Streamlit's "imported outside ``streamlit run``?" warning as shown (idempotent).
-
-    ``delta_generator._maybe_print_use_warning`` runs once per process, at the first element,
-    and asks ``env_util.is_repl()`` (``inspect.stack()`` over every frame, reading their source
-    files: 0.16 s of the first run). Under ``streamlit run`` the answer is always no."""
-    import streamlit.delta_generator as delta_generator
-
-    if not hasattr(delta_generator, "_use_warning_has_been_displayed"):
-        return False
-    delta_generator._use_warning_has_been_displayed = True  # noqa: SLF001
-    return True
-
-
-# --- run_scope: which run is this? (a private read) --------------------------------------------
-
-_RUN_MARKER_ON = False
-
-
-def _enable_run_marker() -> bool:
-    from streamlit.runtime.scriptrunner_utils.script_run_context import ScriptRunContext
-
-    global _RUN_MARKER_ON
-    _RUN_MARKER_ON = "cursors" in getattr(ScriptRunContext, "__dataclass_fields__", {})
-    return _RUN_MARKER_ON
-
-
-def run_marker(ctx: Any) -> object | None:
-    """An object that is new for every script run of ``ctx`` (a fragment's rerun too): its
-    ``cursors`` dict, which ``ScriptRunContext.reset`` replaces at each run. None when the
-    ``run_scope`` patch is off or skipped (callers then keep nothing per run)."""
-    return getattr(ctx, "cursors", None) if _RUN_MARKER_ON else None
-
-
 def _install_post_run_gc(settings: Settings) -> bool:
     return lighter_post_run_gc(settings.post_run_full_gc_s) is not None
 
@@ -476,16 +332,7 @@ PATCHES: tuple[Patch, ...] = (
            "streamlit.runtime.app_session:AppSession._on_scriptrunner_event")),
     Patch("post_run_gc", "post_run_full_gc_s", _install_post_run_gc,
           ("streamlit.runtime.scriptrunner.script_runner:ScriptRunner._on_script_finished",)),
-    Patch("one_key_state", "one_key_state", lambda _s: one_key_widget_state(),
-          ("streamlit.runtime.state.session_state_proxy:get_session_state",
-           "streamlit.runtime.state.safe_session_state:SafeSessionState.filtered_state",
-           "streamlit.runtime.state.session_state:SessionState.filtered_state",
-           "streamlit.runtime.state.session_state:SessionState.__getitem__")),
     Patch("light_frame_check", "light_frame_check", lambda _s: light_component_frame_check(),
           ("streamlit.components.v2.bidi_component.serialization:_extract_dataframes_from_dict",
            "streamlit.dataframe_util:is_dataframe_like")),
-    Patch("skip_repl_check", "skip_repl_check", lambda _s: skip_repl_check(),
-          ("streamlit.delta_generator:_maybe_print_use_warning",)),
-    Patch("run_scope", "run_scope", lambda _s: _enable_run_marker(),
-          ("streamlit.runtime.scriptrunner_utils.script_run_context:ScriptRunContext.reset",)),
 )

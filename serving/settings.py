@@ -52,19 +52,10 @@ class Settings:
     cache_mb: float = 40.0  # all memoised chart specs/tables together: a few hundred specs, flat over a lesson
     run_cache_mb: float = 96.0  # cached forward passes: a 128-token trace is ~9.5 MB, so ~10 full ones
     snapshot_mb: float = 40.0  # Training snapshots loaded at once (~13-16 MB each): 2-3, the rest reload
-    # --- process tuning (each one switchable for on/off measurements) ----------------------
-    gc_freeze: bool = True  # freeze the long-lived heap: post-run collections skip torch, pandas, models
-    full_gc_s: float = 120.0  # full collection of the frozen heap this often (0: never): frees cycles it holds
-    malloc_arenas: int = 2  # glibc malloc arenas (0: glibc's 8 per core, each keeping freed pages)
-    malloc_mmap_kb: int = 256  # fixed mmap threshold: big temporaries go back to the system (0: glibc's)
-    malloc_trim: bool = True  # give free C-heap pages back every 20 s, so the resident size stays flat
     # --- Streamlit 1.67.0 patches (serving.patches; skipped on any other version) ----------
     coalesce: bool = True  # one event-loop wake-up per batch of messages, not one per message
-    one_key_state: bool = True  # a widget looks up its own key, not the whole filtered session state
     post_run_full_gc_s: float = 30.0  # after a run collect generations 0-1; a full one this often (0: every run)
     light_frame_check: bool = True  # a component's plain lists/dicts skip the pandas data-frame check
-    skip_repl_check: bool = True  # skip Streamlit's once-per-process REPL check (inspect.stack, ~0.16 s)
-    run_scope: bool = True  # a per-run scratch dict (the language read once a run, not ~300 times)
 
     @classmethod
     def env_name(cls, field_name: str) -> str:

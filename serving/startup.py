@@ -1,12 +1,10 @@
 """Start-up: the one call that makes this process a classroom server.
 
 ``start(settings, app)`` (idempotent) does, in order: make ``settings`` the process' settings,
-force the device, cap glibc's malloc arenas and fix its mmap threshold (before the sessions'
-script threads take arenas of their own), limit the CPU thread pools, install the Streamlit
-patches (``serving.patches``), apply the byte budgets and the teacher's checkpoints
+force the device, limit the CPU thread pools, install the Streamlit patches
+(``serving.patches``), apply the byte budgets and the teacher's checkpoints
 (``serving.models.configure``), register the app's precompute hooks, and start the background
-load: the built-ins loaded and precomputed on a worker thread, then the heap frozen and the C
-heap trimmed, then the second-tier tables, then a thread that freezes/collects/trims while serving.
+load: the built-ins loaded and precomputed on a worker thread, then the second-tier tables.
 
 Entry points call it once: ``scripts/run_app.py`` early on its import thread, and every page
 through ``ui.page.setup`` (``ui.resources.start_once``) for a plain ``streamlit run app.py``.
@@ -40,7 +38,7 @@ class AppParts:
     # ``precompute(run_prompt, name_of)`` -> {key: fn(loaded)}: computed once per model at its load
     precompute: Callable[[Callable[[str, str], Any], Callable[[Any], str | None]], Mapping[str, Callable[[Any], Any]]] | None = None
     after_start: Mapping[str, Callable[[Any], Any]] = field(default_factory=dict)  # built-ins only, after start
-    warm_imports: tuple[str, ...] = ()  # modules the pages import, loaded before the heap is frozen
+    warm_imports: tuple[str, ...] = ()  # modules the pages import, loaded in the background at start
 
 
 _START_LOCK = threading.Lock()
@@ -91,8 +89,6 @@ def start(settings: Settings, app: AppParts | None = None) -> Settings:
 
         settings_module.use(settings)
         device.force(settings.device)
-        process.limit_malloc_arenas(settings.malloc_arenas)
-        process.fix_mmap_threshold(settings.malloc_mmap_kb)
         process.limit_cpu_threads(settings.threads)
         patches.install(settings)
         models.configure(settings)
@@ -100,8 +96,6 @@ def start(settings: Settings, app: AppParts | None = None) -> Settings:
         if app.precompute is not None:
             for key, fn in app.precompute(models.run_prompt, models.name_of).items():
                 models.add_precompute(key, fn)
-        if settings.gc_freeze:  # a model added later (a teacher's checkpoint, a snapshot) is frozen too
-            models.registry().on_ready(lambda name, _loaded: name in models.builtin_model_names() or _freeze(settings))
         _STARTED = settings
     if settings.background_load:
         _start_background_load(settings, app)
@@ -132,24 +126,10 @@ def _hold_until_first_page(deadline: float) -> None:
     _FIRST_PAGE_DRAWN.wait(max(0.0, deadline - time.monotonic()))
 
 
-def _freeze(settings: Settings) -> None:
-    from serving import process
-
-    if settings.gc_freeze:
-        process.freeze_heap()
-
-
-def _trim(settings: Settings) -> None:
-    from serving import process
-
-    if settings.malloc_trim:
-        process.trim_heap()
-
-
 def _start_background_load(settings: Settings, app: AppParts) -> None:
-    """Load the built-ins (and run every precompute hook) on a worker thread, then tune the heap."""
-    from serving import models, process
-    from serving.memo import memo_misses
+    """Load the built-ins (and run every precompute hook) on a worker thread, then the tables
+    the pages need later."""
+    from serving import models
 
     registry = models.registry()
     if settings.start_hold_s > 0:
@@ -188,13 +168,6 @@ def _start_background_load(settings: Settings, app: AppParts) -> None:
             if SHUTTING_DOWN.is_set():
                 return
             load(name)
-        _freeze(settings)
-        _trim(settings)  # loading and precomputing freed a lot (temporary float64 tables, forwards)
         after_start()
-        _freeze(settings)
-        _trim(settings)
-        if settings.gc_freeze:
-            process.refreeze_while_serving(lambda: models.run_cache_misses() + memo_misses(),
-                                           settings.full_gc_s, settings.malloc_trim)
 
     start_worker(work, "token-journey-start")

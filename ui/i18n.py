@@ -16,7 +16,6 @@ from typing import Any
 
 import streamlit as st
 
-from ui.run_scope import this_run
 
 I18N_DIR = Path(__file__).resolve().parent.parent / "assets" / "i18n"
 LANGUAGES: dict[str, str] = {"en": "English", "zh": "简体中文"}
@@ -42,31 +41,11 @@ def load_strings(lang: str) -> dict[str, str]:
 
 
 def current_language() -> str:
-    """The language chosen in the sidebar (durable session state), else the default.
-
-    Read once per script run (``ui.run_scope``): a run translates a few hundred strings, and
-    ``ui.state`` calls ``forget_language`` whenever it writes the language.
-    """
-    run = this_run()
-    if run is not None:
-        cached = run.get(_LANG_SEEN)
-        if cached is not None:
-            return cached
+    """The language chosen in the sidebar (durable session state), else the default."""
     lang = st.session_state.get("lang", DEFAULT_LANGUAGE)
-    lang = lang if lang in LANGUAGES else DEFAULT_LANGUAGE
-    if run is not None:
-        run[_LANG_SEEN] = lang
-    return lang
+    return lang if lang in LANGUAGES else DEFAULT_LANGUAGE
 
 
-def forget_language() -> None:
-    """Read the language from the session again at the next ``current_language`` of this run."""
-    run = this_run()
-    if run is not None:
-        run.pop(_LANG_SEEN, None)
-
-
-_LANG_SEEN = "i18n.lang"
 
 
 def translate(key: str, lang: str, **fmt: Any) -> str:

@@ -29,8 +29,7 @@ from typing import Any, Final
 
 import streamlit as st
 
-from ui.i18n import LANGUAGES, current_language, forget_language, language_from_locale, translate
-from ui.run_scope import this_run
+from ui.i18n import LANGUAGES, current_language, language_from_locale, translate
 
 LANG: Final = "lang"
 PROMPT: Final = "prompt"
@@ -462,18 +461,8 @@ def _clean(spec: Spec, value: Any) -> tuple[Any, bool]:
 
 def init() -> None:
     """Fill in missing sidebar keys with their defaults (language from the browser) and check
-    every sidebar value already there (a crafted session or link falls back with a note).
-
-    Once per script run: every ``get``/``bind`` of a sidebar value asks, and between two asks
-    in one run only our own checked writes touch these keys (``commit``, ``put``).
-    """
-    run = this_run()
-    if run is not None and run.get("init") and LANG in st.session_state:
-        return
+    every sidebar value already there (a crafted session or link falls back with a note)."""
     _init()
-    forget_language()  # the language may have just been set (first run, crafted value)
-    if run is not None:
-        run["init"] = True
 
 
 def _init() -> None:
@@ -510,7 +499,6 @@ def get(key: str, default: Any = _UNSET) -> Any:
         note(spec.label)
         value = fallback
         st.session_state[spec.durable] = value
-        forget_language()
     return value
 
 
@@ -519,7 +507,6 @@ def put(key: str, value: Any) -> None:
     spec = SPECS.get(key)
     st.session_state[spec.durable if spec else key] = value
     st.session_state.pop(_SYNCED, None)  # the next bind or sync writes the address again
-    forget_language()
 
 
 def durable_key(name: str) -> str:
@@ -601,8 +588,6 @@ def bind(name: str, *, widget: str | None = None, default: Any = None, options: 
     value = _fit(value, limit, _fit(effective, limit, effective) if limit else effective)
     st.session_state[spec.durable] = value
     st.session_state[wkey] = value
-    if name == LANG:
-        forget_language()
     show_notes()
     _sync_url_if_moved(name, value, effective)
     save = commit(name, wkey)
@@ -645,8 +630,6 @@ def commit(key: str, widget: str | None = None) -> Callable[[], None]:
         if key == LANG:
             _follow_language(st.session_state.get(LANG), value)
         st.session_state[spec.durable] = value
-        if key == LANG:
-            forget_language()
 
     return _commit
 
@@ -720,7 +703,6 @@ def read_url(page_id: str) -> None:
             note(spec.label)
             continue
         st.session_state[spec.durable] = value
-    forget_language()
 
 
 def view_params(page_id: str) -> dict[str, str]:

@@ -68,7 +68,6 @@ report = {
     "changed": sorted(k for k in before if after[k] is not before[k]),
     "registered": serving.models._REGISTRY.names(),
     "frozen": gc.get_freeze_count(),
-    "run_marker_on": serving.patches._RUN_MARKER_ON,
 }
 print(json.dumps(report))
 """
@@ -88,12 +87,10 @@ def test_importing_every_module_does_no_work() -> None:
     assert report["registered"] == [], "a module registered or loaded a model at import"
     assert report["frozen"] == 0, "a module froze the heap at import"
     assert report["tuned"] == [None, None, None], "a module limited threads, forced a device or read the settings"
-    assert report["run_marker_on"] is False
 
 
 def test_the_patch_list_is_what_the_check_watches() -> None:
-    """The identity check above covers every patch that replaces something (run_scope only reads)."""
+    """The identity check above covers every patch there is."""
     from serving.patches import PATCHES
 
-    assert {p.name for p in PATCHES} == {"coalesce", "post_run_gc", "one_key_state", "light_frame_check",
-                                         "skip_repl_check", "run_scope"}
+    assert {p.name for p in PATCHES} == {"coalesce", "post_run_gc", "light_frame_check"}

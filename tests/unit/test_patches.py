@@ -33,14 +33,8 @@ RECORDED_SOURCES = {
     "streamlit.runtime.app_session:AppSession._call_soon_on_event_loop": "565b1968d78c9283",
     "streamlit.runtime.app_session:AppSession._on_scriptrunner_event": "a622d57aa2bacdc2",
     "streamlit.runtime.scriptrunner.script_runner:ScriptRunner._on_script_finished": "f82112c1ee58a0b7",
-    "streamlit.runtime.state.session_state_proxy:get_session_state": "28233758aa453fac",
-    "streamlit.runtime.state.safe_session_state:SafeSessionState.filtered_state": "d08f2da73ad67b5e",
-    "streamlit.runtime.state.session_state:SessionState.filtered_state": "c9cebb3efcc6df9b",
-    "streamlit.runtime.state.session_state:SessionState.__getitem__": "07d82ff981acb690",
     "streamlit.components.v2.bidi_component.serialization:_extract_dataframes_from_dict": "d72ae867c7c44b3e",
     "streamlit.dataframe_util:is_dataframe_like": "4ddfa5786edda9dc",
-    "streamlit.delta_generator:_maybe_print_use_warning": "eca7a25a1a632e98",
-    "streamlit.runtime.scriptrunner_utils.script_run_context:ScriptRunContext.reset": "cdaa14383fd495c5",
 }
 
 _HASH_SCRIPT = r"""
@@ -90,16 +84,15 @@ def test_switched_off_patches_are_not_installed() -> None:
         "from streamlit.components.v2.bidi_component import serialization; "
         "before = [Runtime._enqueued_some_message, AppSession._call_soon_on_event_loop, script_runner.gc, "
         "slider.get_session_state, serialization.is_dataframe_like, dg._use_warning_has_been_displayed]; "
-        "off = Settings(coalesce=False, one_key_state=False, post_run_full_gc_s=0.0, light_frame_check=False, "
-        "skip_repl_check=False, run_scope=False); done = patches.install(off); "
+        "off = Settings(coalesce=False, post_run_full_gc_s=0.0, light_frame_check=False); "
+        "done = patches.install(off); "
         "after = [Runtime._enqueued_some_message, AppSession._call_soon_on_event_loop, script_runner.gc, "
         "slider.get_session_state, serialization.is_dataframe_like, dg._use_warning_has_been_displayed]; "
-        "print(json.dumps([sorted(set(done.values())), [a is b for a, b in zip(before, after)], "
-        "patches._RUN_MARKER_ON]))"
+        "print(json.dumps([sorted(set(done.values())), [a is b for a, b in zip(before, after)]]))"
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
-    assert json.loads(out.stdout.strip().splitlines()[-1]) == [["off"], [True] * 6, False]
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == [["off"], [True] * 6]
 
 
 def test_another_streamlit_version_gets_no_patch_and_one_line_each(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -206,57 +199,6 @@ def _real_runtime_flush() -> None:
         assert need.is_set() and loop.threadsafe_calls == 1  # on the loop: set directly
     finally:
         loop.close()
-
-
-def test_skip_repl_check_marks_the_once_only_warning_done() -> None:
-    import streamlit.delta_generator as delta_generator
-
-    before = delta_generator._use_warning_has_been_displayed
-    try:
-        delta_generator._use_warning_has_been_displayed = False
-        assert patches.skip_repl_check()
-        assert delta_generator._use_warning_has_been_displayed is True
-        called = []
-        original = delta_generator.env_util.is_repl
-        delta_generator.env_util.is_repl = lambda: called.append(1) or False
-        try:
-            delta_generator._maybe_print_use_warning()  # the real function: it no longer asks
-        finally:
-            delta_generator.env_util.is_repl = original
-        assert called == []
-    finally:
-        delta_generator._use_warning_has_been_displayed = before
-
-
-def _run_marker_script() -> None:
-    import streamlit as st
-    from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
-
-    from serving import patches
-    from ui.run_scope import this_run
-
-    patches._enable_run_marker()
-    scratch = this_run()
-    scratch["n"] = scratch.get("n", 0) + 1  # a fresh dict every run: always 1
-    st.session_state.setdefault("ids", []).append(id(patches.run_marker(get_script_run_ctx())))
-    st.text(str(scratch["n"]))
-    st.button("again", key="again")
-
-
-def test_the_run_marker_is_new_for_every_real_run() -> None:
-    from streamlit.testing.v1 import AppTest
-
-    at = AppTest.from_function(_run_marker_script).run()
-    at.button(key="again").click().run()
-    at.run()
-    assert [t.value for t in at.text] == ["1"]
-    ids = at.session_state["ids"]
-    assert len(ids) == 3 and len(set(ids)) == 3
-
-
-def test_without_the_run_marker_nothing_is_kept_per_run(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(patches, "_RUN_MARKER_ON", False)
-    assert patches.run_marker(object()) is None
 
 
 def _on_own_thread(work) -> None:
@@ -529,77 +471,6 @@ def test_the_pinned_streamlit_collects_through_the_lighter_collector() -> None:
         assert "gc.collect(2)" in Path(script_runner.__file__).read_text(encoding="utf-8")
     finally:
         script_runner.gc = before
-
-
-def _compare_views_script() -> None:
-    """An app whose widgets cover each way a key can be held (a plain value, a widget's user key,
-    None values, a keyless widget); it prints every key on which the one-key view and
-    ``filtered_state`` disagree, and how many keys it probed."""
-    import streamlit as st
-    from streamlit.runtime.state import get_session_state
-
-    from serving.patches import _OneKeyView
-
-    st.session_state.setdefault("plain", 3)
-    st.session_state.setdefault("nothing", None)
-    st.slider("s", 0, 10, key="slider_key")
-    st.selectbox("b", ["a", "b"], key="box", index=None)
-    st.text_input("t", key="text")
-    st.number_input("n", key="num", value=None)
-    st.checkbox("keyless")
-    safe = get_session_state()
-    full = safe.filtered_state
-    view = _OneKeyView(safe)
-    probes = [*full, "missing", "$$STREAMLIT_INTERNAL_KEY_x", *safe._state._keys(), 7]
-    wrong = [k for k in probes if (k in view) != (k in full) or (k in full and view[k] != full[k])]
-    st.text(repr(wrong))
-    st.text(f"probed {len(probes)} held {sorted(view)} len {len(view)}")
-
-
-def test_a_widgets_one_key_view_answers_as_the_whole_filtered_state() -> None:
-    from streamlit.testing.v1 import AppTest
-
-    at = AppTest.from_function(_compare_views_script).run()
-    assert at.text[0].value == "[]" and "probed" in at.text[1].value
-    assert "'box'" in at.text[1].value and "'nothing'" in at.text[1].value and "'plain'" in at.text[1].value
-    at.slider(key="slider_key").set_value(7)
-    at.selectbox(key="box").select("b")
-    at.text_input(key="text").input("hi")
-    at.number_input(key="num").set_value(5)
-    at.run()
-    assert at.text[0].value == "[]"
-    assert at.slider(key="slider_key").value == 7 and at.selectbox(key="box").value == "b"
-
-
-def _none_values_script() -> None:
-    import streamlit as st
-
-    from serving.patches import one_key_widget_state
-
-    st.text(str(one_key_widget_state()))
-    if "num" not in st.session_state:
-        st.session_state["num"] = None
-        st.session_state["box"] = None
-    st.number_input("n", key="num", value=3)
-    st.selectbox("b", ["a", "b"], key="box")
-    st.text(f"{st.session_state['num']!r} {st.session_state['box']!r}")
-
-
-def test_patched_widgets_still_see_a_none_their_key_holds() -> None:
-    """The patched read decides what a number input or select shows when session state set its
-    key to None (empty, not its default): the same as Streamlit's own."""
-    from streamlit.elements.widgets import number_input, selectbox
-    from streamlit.testing.v1 import AppTest
-
-    from serving.patches import one_key_widget_state
-
-    assert one_key_widget_state() and one_key_widget_state()  # idempotent
-    for module in (number_input, selectbox):
-        assert type(module.get_session_state).__name__ == "function" and getattr(module, "_token_journey_one_key_state")
-    at = AppTest.from_function(_none_values_script).run()
-    assert at.text[0].value == "True"
-    assert at.number_input(key="num").value is None and at.selectbox(key="box").value is None
-    assert at.text[1].value == "None None"
 
 
 def test_component_data_frames_are_still_found_once_pandas_is_loaded() -> None:

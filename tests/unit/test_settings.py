@@ -51,8 +51,8 @@ def test_defaults_from_an_empty_environment() -> None:
 def test_values_are_parsed_by_type() -> None:
     s = Settings.from_env({"TOKEN_JOURNEY_THREADS": "3", "TOKEN_JOURNEY_COALESCE": "off",
                            "TOKEN_JOURNEY_CACHE_MB": "12.5", "TOKEN_JOURNEY_DEVICE": "cuda:1",
-                           "TOKEN_JOURNEY_MODELS": "gpt2=/m/gpt2", "TOKEN_JOURNEY_GC_FREEZE": "TRUE"})
-    assert (s.threads, s.coalesce, s.cache_mb, s.device, s.models, s.gc_freeze) == (3, False, 12.5, "cuda:1",
+                           "TOKEN_JOURNEY_MODELS": "gpt2=/m/gpt2", "TOKEN_JOURNEY_LIGHT_FRAME_CHECK": "TRUE"})
+    assert (s.threads, s.coalesce, s.cache_mb, s.device, s.models, s.light_frame_check) == (3, False, 12.5, "cuda:1",
                                                                                        "gpt2=/m/gpt2", True)
     with pytest.raises(dataclasses.FrozenInstanceError):
         s.threads = 2  # type: ignore[misc]
@@ -61,7 +61,7 @@ def test_values_are_parsed_by_type() -> None:
 @pytest.mark.parametrize(("name", "raw", "says"), [
     ("TOKEN_JOURNEY_THREADS", "two", "is not a whole number"),
     ("TOKEN_JOURNEY_THREADS", "1.5", "is not a whole number"),
-    ("TOKEN_JOURNEY_MALLOC_ARENAS", "-1", "must be 0 or more"),
+    ("TOKEN_JOURNEY_TRAIN_JOBS", "-1", "must be 0 or more"),
     ("TOKEN_JOURNEY_CACHE_MB", "lots", "is not a number"),
     ("TOKEN_JOURNEY_CACHE_MB", "nan", "must be 0 or more"),
     ("TOKEN_JOURNEY_COALESCE", "maybe", "is not a switch"),
