@@ -465,6 +465,13 @@ def init() -> None:
     _init()
 
 
+def _ensure_init() -> None:
+    """``init`` unless this session's sidebar values are already there: every full run checks
+    them first (``ui.page``), and afterwards only our own checked writes change them."""
+    if LANG not in st.session_state:
+        init()
+
+
 def _init() -> None:
     if LANG not in st.session_state:
         st.session_state[LANG] = language_from_locale(_browser_locale())
@@ -474,10 +481,12 @@ def _init() -> None:
         if spec.durable not in st.session_state:
             st.session_state[spec.durable] = spec.default_for(_lang())
             continue
-        value, ok = _clean(spec, st.session_state[spec.durable])
+        current = st.session_state[spec.durable]
+        value, ok = _clean(spec, current)
         if not ok:
             note(spec.label)
-        st.session_state[spec.durable] = value
+        if not ok or value is not current:  # a write per value per call costs more than the check
+            st.session_state[spec.durable] = value
 
 
 _UNSET: Final = object()
@@ -490,7 +499,7 @@ def get(key: str, default: Any = _UNSET) -> Any:
     """
     spec = SPECS[key]
     if spec.pages is None:
-        init()
+        _ensure_init()
     fallback = _effective_default(spec) if default is _UNSET else default
     if spec.durable not in st.session_state:
         return fallback
@@ -566,7 +575,7 @@ def bind(name: str, *, widget: str | None = None, default: Any = None, options: 
     """
     spec = SPECS[name]
     if spec.pages is None:
-        init()
+        _ensure_init()
     wkey = widget or spec.widget or name
     limit = None
     if any(x is not None for x in (options, low, high, items)):
