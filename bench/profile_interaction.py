@@ -116,7 +116,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--top", type=int, default=50)
     parser.add_argument("--rate", type=int, default=250, help="py-spy samples per second")
-    parser.add_argument("--config", default="freeze", help="as in bench/interactions.py (NAME=PATH for another tree)")
+    parser.add_argument("--config", default="now", help="as in bench/interactions.py (NAME=PATH for another tree)")
     parser.add_argument("--seed", type=int, default=3)
     parser.add_argument("--all", action="store_true", help="every frame, not only ours and library landmarks")
     parser.add_argument("--gil", action="store_true", help="only samples of the thread holding the GIL (CPU, not waiting)")

@@ -1,10 +1,14 @@
-"""Process tuning for a classroom server: the CPU thread pools.
+"""Process tuning for a classroom server: the CPU thread pools and the collector.
 
 ``limit_cpu_threads(n)`` gives torch's, numpy's BLAS and OpenMP pools ``n`` threads
-(``serving.startup`` passes the ``threads`` setting). Nothing runs at import.
+(``serving.startup`` passes the ``threads`` setting); ``freeze_heap()`` moves everything alive
+after start-up (torch, both models, the libraries) out of the collector's sight. Nothing runs
+at import.
 """
 
 from __future__ import annotations
+
+import gc
 
 _POOLS_LIMITED: int | None = None
 
@@ -33,3 +37,13 @@ def limit_cpu_threads(threads: int) -> None:
         # OPENBLAS/OMP variables scripts/run_app.py sets before anything imports numpy).
         threadpool_limits(limits=threads)
         _POOLS_LIMITED = threads
+
+
+def freeze_heap() -> None:
+    """Collect, then freeze every object alive now (``gc.freeze``): the collections that run while
+    a class works (after each run, and Python's own) no longer walk the long-lived heap.
+
+    Example: freeze_heap()
+    """
+    gc.collect()
+    gc.freeze()

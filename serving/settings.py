@@ -52,6 +52,8 @@ class Settings:
     cache_mb: float = 40.0  # all memoised chart specs/tables together: a few hundred specs, flat over a lesson
     run_cache_mb: float = 96.0  # cached forward passes: a 128-token trace is ~9.5 MB, so ~10 full ones
     snapshot_mb: float = 40.0  # Training snapshots loaded at once (~13-16 MB each): 2-3, the rest reload
+    # --- process tuning ----------------------------------------------------------------------
+    gc_freeze: bool = True  # gc.freeze() after start-up: collections under a class skip torch and both models
     # --- Streamlit 1.67.0 patches (serving.patches; skipped on any other version) ----------
     coalesce: bool = True  # one event-loop wake-up per batch of messages, not one per message
     post_run_full_gc_s: float = 30.0  # after a run collect generations 0-1; a full one this often (0: every run)

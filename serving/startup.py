@@ -129,7 +129,7 @@ def _hold_until_first_page(deadline: float) -> None:
 def _start_background_load(settings: Settings, app: AppParts) -> None:
     """Load the built-ins (and run every precompute hook) on a worker thread, then the tables
     the pages need later."""
-    from serving import models
+    from serving import models, process
 
     registry = models.registry()
     if settings.start_hold_s > 0:
@@ -169,5 +169,7 @@ def _start_background_load(settings: Settings, app: AppParts) -> None:
                 return
             load(name)
         after_start()
+        if settings.gc_freeze:
+            process.freeze_heap()
 
     start_worker(work, "token-journey-start")
