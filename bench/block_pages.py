@@ -89,7 +89,7 @@ def main() -> None:
     args = parser.parse_args()
     print(f"# block pages bench: {args.repeats} reruns per control; {os.cpu_count()} cores; load {load_average()}",
           flush=True)
-    proc, url = start("freeze")
+    proc, url = start("now")
     try:
         results: dict[str, list[tuple[float, float]]] = {}
         for model in MODELS:

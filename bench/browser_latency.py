@@ -176,7 +176,7 @@ def measure_one(page, interaction: Interaction, repeats: int, quiet_ms: float,
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--configs", default="freeze", help="as in bench/interactions.py (NAME=PATH: another copy)")
+    parser.add_argument("--configs", default="now", help="as in bench/interactions.py (NAME=PATH: another copy)")
     parser.add_argument("--repeats", type=int, default=8)
     parser.add_argument("--quiet", type=float, default=400, help="ms without drawing that end a measurement")
     parser.add_argument("--only", default="", help="measure only the interactions whose name contains this")

@@ -119,7 +119,7 @@ def main() -> None:
     args = parser.parse_args()
     print(f"# training isolation: {args.page} / {args.key}, {args.repeats} moves idle and busy; load {load_average()}",
           flush=True)
-    proc, url = start("freeze")
+    proc, url = start("now")
     try:
         started = time.perf_counter()
         idle, busy, load = asyncio.run(run(url, proc.pid, args.page, args.key, args.repeats, args.seed))
