@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 if ! command -v chromium >/dev/null 2>&1 || ! fc-list 2>/dev/null | grep -qi "Noto Sans CJK" || ! fc-list 2>/dev/null | grep -qi "Noto Color Emoji"; then
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update -q
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends chromium fonts-noto-cjk fonts-noto-color-emoji
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends chromium redis-server fonts-noto-cjk fonts-noto-color-emoji
 fi
 
 [ -x .venv/bin/python ] || python3 -m venv .venv

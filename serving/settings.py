@@ -20,7 +20,7 @@ import dataclasses
 import os
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 PREFIX = "TOKEN_JOURNEY_"
@@ -48,6 +48,10 @@ class Settings:
     models_toml: str = ""  # another models.toml (empty: models.toml next to app.py)
     memory_limit_mb: float = 0.0  # memory a foreign checkpoint may take (0: what the machine has free)
     snapshot_root: str = ""  # folder of the Training page's snapshot sets (empty: assets/models)
+    # --- class mode (serving.classroom; docs/class_mode.md) -------------------------------------
+    teacher_key: str = field(default="", repr=False)  # the launchers draw a random one per start; empty: no class mode
+    redis_url: str = ""  # the class store on Redis (many machines); empty: embedded SQLite in class_dir
+    class_dir: str = ""  # folder of the embedded class store (the launcher's run folder); empty: a private temp one
     # --- memory budgets --------------------------------------------------------------------
     cache_mb: float = 40.0  # all memoised chart specs/tables together: a few hundred specs, flat over a lesson
     run_cache_mb: float = 96.0  # cached forward passes: a 128-token trace is ~9.5 MB, so ~10 full ones
@@ -82,6 +86,8 @@ class Settings:
                 values[f.name] = _parse(cls.env_name(f.name), raw.strip(), f.type)
         settings = cls(**values)
         _check_device(settings.device)
+        _check_teacher_key(settings.teacher_key)
+        _check_redis_url(settings.redis_url)
         unknown = unknown_names(env)
         if unknown:
             (warn or _to_stderr)(
@@ -136,6 +142,23 @@ def _check_device(device: str) -> None:
     kind, _, index = device.lower().partition(":")
     if device and not (kind in ("cpu", "mps") and not index or kind == "cuda" and (not index or index.isdigit())):
         raise SettingsError(f"TOKEN_JOURNEY_DEVICE={device!r} is not a device; use cpu, cuda, cuda:N or mps")
+
+
+# A key the teacher sets goes into a link: URL-safe characters, and long enough not to be guessed.
+_MIN_TEACHER_KEY_CHARS = 16
+_KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+
+
+def _check_teacher_key(key: str) -> None:
+    """The key's shape, never its value (an error line must not print the secret)."""
+    if key and (len(key) < _MIN_TEACHER_KEY_CHARS or not set(key) <= _KEY_CHARS):
+        raise SettingsError(f"TOKEN_JOURNEY_TEACHER_KEY is not a usable key: use at least {_MIN_TEACHER_KEY_CHARS} "
+                            "letters, digits, '-' or '_'")
+
+
+def _check_redis_url(url: str) -> None:
+    if url and not url.startswith(("redis://", "rediss://", "unix://")):
+        raise SettingsError(f"TOKEN_JOURNEY_REDIS_URL={url!r} is not a Redis address; use redis://host:port/db")
 
 
 def _to_stderr(line: str) -> None:
