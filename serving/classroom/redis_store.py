@@ -24,7 +24,6 @@ from typing import Any
 from serving.classroom import rules
 from serving.classroom.keys import TeacherPass, check_pass, pass_code
 from serving.classroom.rules import ClassError, ClassState, Question, Roster, Student, Tally, View
-from serving.classroom.store import _tally
 
 # Shared Lua helpers: p = "tj:{C}:"; refresh every key of the class to the class' TTL.
 _LUA_COMMON = """
@@ -316,7 +315,7 @@ class RedisStore:
         alive = self._clock() - rules.FORGET_STUDENT_S  # a forgotten student's nickname is gone
         names = [json.loads(r).get("n") if r and t is not None and t >= alive else None
                  for r, t in zip(records, seen, strict=True)]
-        return _tally(qid, [(answers[s], n) for s, n in zip(sessions, names, strict=True)])
+        return rules.make_tally(qid, [(answers[s], n) for s, n in zip(sessions, names, strict=True)])
 
     # --- a student -----------------------------------------------------------------------------
 

@@ -300,3 +300,15 @@ def check_answer(question: Question, answer: Any) -> str:
             or not (0 <= answer[0] < question.spec["rows"] and 0 <= answer[1] < question.spec["cols"])):
         raise ClassError("bad_answer", "not a cell of the grid")
     return f"{answer[0]},{answer[1]}"
+
+
+def make_tally(qid: int, rows: list[tuple[str, str | None]]) -> Tally:
+    """(answer, nickname or None) rows -> counts per answer, nicknames per answer (sorted)."""
+    counts: dict[str, int] = {}
+    names: dict[str, list[str]] = {}
+    for answer, nickname in rows:
+        counts[answer] = counts.get(answer, 0) + 1
+        if nickname:
+            names.setdefault(answer, []).append(nickname)
+    return Tally(qid, sum(counts.values()), dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))),
+                 {a: tuple(sorted(names[a])) for a in sorted(names)})

@@ -333,7 +333,7 @@ class SqliteStore:
                               "ON s.code = a.code AND s.session = a.session AND s.last_seen >= ? "
                               "WHERE a.code = ? AND a.qid = ?",
                               (self._clock() - rules.FORGET_STUDENT_S, code, qid)).fetchall()
-        return _tally(qid, rows)
+        return rules.make_tally(qid, rows)
 
     # --- a student -----------------------------------------------------------------------------
 
@@ -424,14 +424,3 @@ class SqliteStore:
             self._class_row(db, code)
             db.execute("DELETE FROM students WHERE code = ? AND session = ?", (code, session))
 
-
-def _tally(qid: int, rows: list[tuple[str, str | None]]) -> Tally:
-    """(answer, nickname or None) rows -> counts per answer, nicknames per answer (sorted)."""
-    counts: dict[str, int] = {}
-    names: dict[str, list[str]] = {}
-    for answer, nickname in rows:
-        counts[answer] = counts.get(answer, 0) + 1
-        if nickname:
-            names.setdefault(answer, []).append(nickname)
-    return Tally(qid, sum(counts.values()), dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))),
-                 {a: tuple(sorted(names[a])) for a in sorted(names)})
