@@ -25,7 +25,8 @@ from serving.classroom import rules
 from serving.classroom.keys import TeacherPass, check_pass, pass_code
 from serving.classroom.rules import ClassError, ClassState, Question, Roster, Student, Tally, View
 
-# Shared Lua helpers: p = "tj:{C}:"; refresh every key of the class to the class' TTL.
+# Shared Lua helpers. ARGV[1] is always p = "tj:{C}:" and the last ARGV the cutoff (now - the class
+# TTL): a class the teacher left alone longer is gone, as in the embedded store.
 _LUA_COMMON = """
 local p = ARGV[1]
 local function touch_all(ttl)
@@ -34,6 +35,11 @@ local function touch_all(ttl)
     redis.call('PEXPIRE', p .. 'q:' .. q, ttl)
     redis.call('PEXPIRE', p .. 'a:' .. q, ttl)
   end
+end
+-- The class is there and the teacher acted since the cutoff (the caller's clock, last ARGV).
+local function alive()
+  local touched = redis.call('HGET', p .. 'meta', 'touched')
+  return touched and tonumber(touched) >= tonumber(ARGV[#ARGV])
 end
 local function class_ttl()
   return redis.call('PTTL', p .. 'meta')
@@ -48,9 +54,9 @@ end
 
 # ARGV: p, now, ttl_ms, fields... (name, value pairs) -> new version, or an error code
 _BUMP = _LUA_COMMON + """
-if redis.call('EXISTS', p .. 'meta') == 0 then return 'no_class' end
+if not alive() then return 'no_class' end
 local now, ttl = ARGV[2], tonumber(ARGV[3])
-for i = 4, #ARGV, 2 do redis.call('HSET', p .. 'meta', ARGV[i], ARGV[i + 1]) end
+for i = 4, #ARGV - 1, 2 do redis.call('HSET', p .. 'meta', ARGV[i], ARGV[i + 1]) end
 redis.call('HSET', p .. 'meta', 'touched', now)
 local v = redis.call('HINCRBY', p .. 'meta', 'version', 1)
 touch_all(ttl)
@@ -70,7 +76,7 @@ return 'ok'
 
 # ARGV: p, now, ttl_ms, kind, spec, max_questions -> qid
 _ASK = _LUA_COMMON + """
-if redis.call('EXISTS', p .. 'meta') == 0 then return 'no_class' end
+if not alive() then return 'no_class' end
 local now, ttl, max_q = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[6])
 local qid = tonumber(redis.call('HGET', p .. 'meta', 'next'))
 for _, q in ipairs(redis.call('ZRANGE', p .. 'questions', 0, -1)) do
@@ -90,7 +96,7 @@ return qid
 
 # ARGV: p, now, ttl_ms, qid, state -> version
 _QSTATE = _LUA_COMMON + """
-if redis.call('EXISTS', p .. 'meta') == 0 then return 'no_class' end
+if not alive() then return 'no_class' end
 local now, ttl, qid, state = ARGV[2], tonumber(ARGV[3]), ARGV[4], ARGV[5]
 local old = redis.call('HGET', p .. 'q:' .. qid, 'state')
 if not old then return 'unknown_question' end
@@ -109,7 +115,7 @@ return v
 
 # ARGV: p, now, forget_s, max_students, session, nickname ('' = none) -> following (0/1)
 _JOIN = _LUA_COMMON + """
-if redis.call('EXISTS', p .. 'meta') == 0 then return 'no_class' end
+if not alive() then return 'no_class' end
 local now, forget, max_s, session = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
 local gone = redis.call('ZRANGEBYSCORE', p .. 'seen', '-inf', '(' .. string.format('%.17g', now - forget))
 for _, s in ipairs(gone) do redis.call('HDEL', p .. 'students', s); redis.call('ZREM', p .. 'seen', s) end
@@ -130,7 +136,7 @@ return rec.f
 
 # ARGV: p, now, forget_s, session, following ('' = keep) -> 'ok'
 _TOUCH = _LUA_COMMON + """
-if redis.call('EXISTS', p .. 'meta') == 0 then return 'no_class' end
+if not alive() then return 'no_class' end
 local now, forget, session = tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
 local rec = live_student(session, now, forget)
 if not rec then return 'not_joined' end
@@ -144,7 +150,7 @@ return 'ok'
 
 # ARGV: p, now, forget_s, session, qid, answer, min_interval, max_answers -> 'ok'
 _ANSWER = _LUA_COMMON + """
-if redis.call('EXISTS', p .. 'meta') == 0 then return 'no_class' end
+if not alive() then return 'no_class' end
 local now, forget, session, qid = tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4], ARGV[5]
 local state = redis.call('HGET', p .. 'q:' .. qid, 'state')
 if not state then return 'unknown_question' end
@@ -187,7 +193,8 @@ class RedisStore:
         return f"tj:{{{code}}}:"
 
     def _run(self, name: str, code: str, *args: Any) -> Any:
-        result = self._scripts[name](keys=[self._p(code) + "meta"], args=[self._p(code), *args])
+        cutoff = repr(float(self._clock() - rules.CLASS_TTL_S))
+        result = self._scripts[name](keys=[self._p(code) + "meta"], args=[self._p(code), *args, cutoff])
         if isinstance(result, str) and result in rules.ERROR_CODES:
             raise ClassError(result)
         return result
@@ -198,23 +205,43 @@ class RedisStore:
     def _now(self) -> str:
         return repr(float(self._clock()))
 
-    def _meta(self, code: str) -> dict[str, str]:
-        meta = self._redis.hgetall(self._p(code) + "meta")
+    def _alive(self, meta: dict[str, str]) -> dict[str, str]:
         if not meta or float(meta["touched"]) < self._clock() - rules.CLASS_TTL_S:
             raise ClassError("no_class")
         return meta
 
-    def _question(self, code: str, qid: Any) -> Question:
-        if type(qid) is not int:
-            raise ClassError("unknown_question")
-        row = self._redis.hgetall(f"{self._p(code)}q:{qid}")
+    def _meta(self, code: str) -> dict[str, str]:
+        return self._alive(self._redis.hgetall(self._p(code) + "meta"))
+
+    @staticmethod
+    def _as_question(qid: int, row: dict[str, str]) -> Question:
         if not row:
             raise ClassError("unknown_question")
         return Question(qid, row["kind"], json.loads(row["spec"]), row["state"], float(row["created"]))
 
+    def _question(self, code: str, qid: Any) -> Question:
+        if type(qid) is not int:
+            raise ClassError("unknown_question")
+        return self._as_question(qid, self._redis.hgetall(f"{self._p(code)}q:{qid}"))
+
+    def _meta_question(self, code: str, qid: Any, *more: str) -> tuple[Question, list[Any]]:
+        """The class (alive?) and question ``qid`` in one round trip, with ``HGETALL`` of ``more``
+        keys of the class; the errors in the embedded store's order."""
+        p = self._p(code)
+        pipe = self._redis.pipeline(transaction=False)
+        pipe.hgetall(p + "meta")
+        if type(qid) is int:
+            pipe.hgetall(f"{p}q:{qid}")
+            for key in more:
+                pipe.hgetall(p + key)
+        found = pipe.execute()
+        self._alive(found[0])
+        if type(qid) is not int:
+            raise ClassError("unknown_question")
+        return self._as_question(qid, found[1]), found[2:]
+
     def _bump(self, teacher: TeacherPass, *fields: Any) -> int:
         code = pass_code(teacher)
-        self._meta(code)
         return int(self._run("bump", code, self._now(), self._ttl_ms(), *fields))
 
     # --- the teacher ---------------------------------------------------------------------------
@@ -250,7 +277,6 @@ class RedisStore:
     def ask(self, teacher: TeacherPass, kind: str, spec: dict[str, Any]) -> Question:
         code, now = pass_code(teacher), self._clock()
         clean = rules.check_question(kind, spec)
-        self._meta(code)
         qid = int(self._run("ask", code, repr(float(now)), self._ttl_ms(), kind,
                             json.dumps(clean, ensure_ascii=False), rules.MAX_QUESTIONS))
         return Question(qid, kind, clean, rules.OPEN, now)
@@ -259,15 +285,17 @@ class RedisStore:
         code = pass_code(teacher)
         if state not in rules.STATES:
             raise ClassError("bad_question", "state")
-        self._meta(code)
-        self._question(code, qid)
+        self._meta_question(code, qid)
         return int(self._run("qstate", code, self._now(), self._ttl_ms(), qid, state))
 
     def roster(self, teacher: TeacherPass) -> Roster:
         code = pass_code(teacher)
-        self._meta(code)
         p = self._p(code)
-        live = self._redis.zrangebyscore(p + "seen", self._clock() - rules.JOINED_WINDOW_S, "+inf")
+        pipe = self._redis.pipeline(transaction=False)
+        pipe.hgetall(p + "meta")
+        pipe.zrangebyscore(p + "seen", self._clock() - rules.JOINED_WINDOW_S, "+inf")
+        meta, live = pipe.execute()
+        self._alive(meta)
         records = self._redis.hmget(p + "students", live) if live else []
         following = sum(1 for r in records if r and json.loads(r).get("f"))
         return Roster(sum(1 for r in records if r), following)
@@ -303,15 +331,17 @@ class RedisStore:
         code = rules.check_code(code)
         if teacher is not None:
             check_pass(teacher, code)
-        self._meta(code)
-        question = self._question(code, qid)
+        question, (answers,) = self._meta_question(code, qid, f"a:{qid}")
         if teacher is None and question.state != rules.REVEALED:
             raise ClassError("not_revealed")
         p = self._p(code)
-        answers = self._redis.hgetall(f"{p}a:{qid}")
         sessions = list(answers)
-        records = self._redis.hmget(p + "students", sessions) if sessions else []
-        seen = self._redis.zmscore(p + "seen", sessions) if sessions else []
+        records, seen = [], []
+        if sessions:
+            pipe = self._redis.pipeline(transaction=False)
+            pipe.hmget(p + "students", sessions)
+            pipe.zmscore(p + "seen", sessions)
+            records, seen = pipe.execute()
         alive = self._clock() - rules.FORGET_STUDENT_S  # a forgotten student's nickname is gone
         names = [json.loads(r).get("n") if r and t is not None and t >= alive else None
                  for r, t in zip(records, seen, strict=True)]
@@ -322,7 +352,6 @@ class RedisStore:
     def join(self, code: str, session: str, nickname: str | None = None) -> Student:
         code, session = rules.check_code(code), rules.check_session(session)
         name = rules.clean_nickname(nickname)
-        self._meta(code)
         now = self._clock()
         following = self._run("join", code, repr(float(now)), rules.FORGET_STUDENT_S, rules.MAX_STUDENTS,
                               session, name or "")
@@ -330,21 +359,23 @@ class RedisStore:
 
     def heartbeat(self, code: str, session: str) -> None:
         code, session = rules.check_code(code), rules.check_session(session)
-        self._meta(code)
         self._run("touch", code, self._now(), rules.FORGET_STUDENT_S, session, "")
 
     def set_following(self, code: str, session: str, following: bool) -> None:
         code, session = rules.check_code(code), rules.check_session(session)
         if not isinstance(following, bool):
             raise ClassError("bad_answer", "following is on or off")
-        self._meta(code)
         self._run("touch", code, self._now(), rules.FORGET_STUDENT_S, session, int(following))
 
     def student(self, code: str, session: str) -> Student:
         code, session = rules.check_code(code), rules.check_session(session)
-        self._meta(code)
         p = self._p(code)
-        record, seen = self._redis.hget(p + "students", session), self._redis.zscore(p + "seen", session)
+        pipe = self._redis.pipeline(transaction=False)
+        pipe.hgetall(p + "meta")
+        pipe.hget(p + "students", session)
+        pipe.zscore(p + "seen", session)
+        meta, record, seen = pipe.execute()
+        self._alive(meta)
         if record is None or seen is None or seen < self._clock() - rules.FORGET_STUDENT_S:
             raise ClassError("not_joined")
         data = json.loads(record)
@@ -352,8 +383,7 @@ class RedisStore:
 
     def answer(self, code: str, session: str, qid: int, answer: Any) -> str:
         code, session = rules.check_code(code), rules.check_session(session)
-        self._meta(code)
-        question = self._question(code, qid)
+        question, _ = self._meta_question(code, qid)
         if question.state != rules.OPEN:
             raise ClassError("question_closed")
         counted = rules.check_answer(question, answer)
@@ -363,9 +393,17 @@ class RedisStore:
 
     def my_answer(self, code: str, session: str, qid: int) -> str | None:
         code, session = rules.check_code(code), rules.check_session(session)
-        self._meta(code)
-        self._question(code, qid)
-        return self._redis.hget(f"{self._p(code)}a:{qid}", session)
+        p = self._p(code)
+        pipe = self._redis.pipeline(transaction=False)
+        pipe.hgetall(p + "meta")
+        if type(qid) is int:
+            pipe.exists(f"{p}q:{qid}")
+            pipe.hget(f"{p}a:{qid}", session)
+        found = pipe.execute()
+        self._alive(found[0])
+        if type(qid) is not int or not found[1]:
+            raise ClassError("unknown_question")
+        return found[2]
 
     def leave(self, code: str, session: str) -> None:
         code, session = rules.check_code(code), rules.check_session(session)

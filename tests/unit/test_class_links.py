@@ -86,6 +86,8 @@ def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedP
 
 
 def test_the_cli_prints_both_links_each_on_its_own_line_and_the_qr() -> None:
+    if not os.environ.get("CI"):
+        pytest.importorskip("segno")
     result = _cli("--url", "http://10.0.0.5:8501", "--url", "http://tj.local:8501",
                   env={"TOKEN_JOURNEY_TEACHER_KEY": KEY})
     assert result.returncode == 0, result.stderr
