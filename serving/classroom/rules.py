@@ -158,6 +158,10 @@ class Tally:
 # Direction overrides/isolates and other invisible format characters can make a name read as
 # something else on the teacher's screen; control characters break layouts and logs.
 _BIDI: Final = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c")
+# Control, format (zero-width spaces, BOM), surrogate, private-use, unassigned, line/paragraph
+# separators. The zero-width joiner stays: emoji such as 👩‍🏫 are built with it.
+_REFUSED_CATEGORIES: Final = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+_ZWJ: Final = "\u200d"
 
 
 def clean_text(value: Any, max_chars: int, too_long: str = "bad_text", allow_empty: bool = False) -> str:
@@ -171,7 +175,7 @@ def clean_text(value: Any, max_chars: int, too_long: str = "bad_text", allow_emp
         raise ClassError(too_long, f"more than {max_chars} characters")
     text = unicodedata.normalize("NFC", value).strip()
     for ch in text:
-        if ch in _BIDI or unicodedata.category(ch) in ("Cc", "Cs", "Co", "Cn") or ch == "\ufeff":
+        if ch in _BIDI or (unicodedata.category(ch) in _REFUSED_CATEGORIES and ch != _ZWJ):
             raise ClassError("bad_text", f"character U+{ord(ch):04X} is not allowed")
     if len(text) > max_chars:
         raise ClassError(too_long, f"more than {max_chars} characters")

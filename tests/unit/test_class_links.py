@@ -124,3 +124,14 @@ def test_the_key_never_shows_in_the_settings_repr() -> None:
     assert settings.teacher_key == KEY and KEY not in repr(settings)
     with pytest.raises(SettingsError):
         Settings.from_env({"TOKEN_JOURNEY_REDIS_URL": "http://h:6379"})
+
+
+def test_every_error_code_has_a_message_in_both_languages() -> None:
+    import json
+
+    from serving.classroom.rules import ERROR_CODES
+
+    for lang in ("en", "zh"):
+        strings = json.loads((ROOT / "assets" / "i18n" / f"class.{lang}.json").read_text(encoding="utf-8"))
+        assert sorted(strings) == sorted(f"class.error.{code}" for code in ERROR_CODES), lang
+    assert len(set(ERROR_CODES)) == len(ERROR_CODES)

@@ -224,6 +224,8 @@ def test_students_join_follow_and_expire(store: ClassStore, teacher: TeacherPass
     ("line\nbreak", "bad_text"),
     ("nul\x00", "bad_text"),
     ("bell\x07", "bad_text"),
+    ("\u200b\u200b", "bad_text"),  # invisible
+    ("a\u2028b", "bad_text"),  # line separator
     (42, "bad_text"),
     (["Ming"], "bad_text"),
 ])
@@ -237,6 +239,7 @@ def test_markup_in_a_nickname_is_kept_as_text_for_the_ui_to_escape(store: ClassS
     assert store.join(CODE, session(1), "<b>**x**</b>").nickname == "<b>**x**</b>"
     assert store.join(CODE, session(2), "字" * 20).nickname == "字" * 20
     assert store.join(CODE, session(3), "e\u0301").nickname == "\u00e9"  # NFC: one character
+    assert store.join(CODE, session(4), "👩\u200d🏫").nickname == "👩\u200d🏫"  # an emoji with a joiner
 
 
 @pytest.mark.parametrize("bad", ["short", "x" * 65, "has space-0000", "semi;colon-0000", "", None, 12345678])
