@@ -557,3 +557,52 @@ def test_the_view_round_trips_through_json() -> None:
 def test_a_new_key_names_a_new_class() -> None:
     keys = {new_teacher_key() for _ in range(50)}
     assert len(keys) == 50 and len({class_code(k) for k in keys}) == 50
+
+
+# --- a student's poll and the teacher's export ------------------------------------------------------
+
+
+def test_a_follower_sees_each_change_once_and_stays_joined(store: ClassStore, teacher: TeacherPass,
+                                                           clock: Clock) -> None:
+    from serving.classroom.follow import HEARTBEAT_S, POLL_S, StudentPoll
+
+    assert POLL_S < 2.0 and 2 * HEARTBEAT_S < rules.JOINED_WINDOW_S
+    store.open_class(teacher)
+    store.join(CODE, session(1))
+    poll = StudentPoll(CODE, session(1))
+    first = poll.tick(store, clock.now)
+    assert first is not None and first.version == 1
+    seen = []
+    for step in range(80):  # two minutes of ticks; the teacher changes the view twice
+        clock.advance(POLL_S)
+        if step in (10, 50):
+            store.set_view(teacher, View("self_attention", f"prompt {step}", "classic", {"attn_head": step % 4}))
+        state = poll.tick(store, clock.now)
+        if state is not None:
+            seen.append((step, state.view.prompt if state.view else None))
+        assert store.roster(teacher).joined == 1  # the heartbeats keep the student counted
+    assert seen == [(10, "prompt 10"), (50, "prompt 50")]  # within one tick of each change, once
+    store.leave(CODE, session(1))
+    clock.advance(HEARTBEAT_S)
+    with pytest.raises(ClassError, match="not_joined"):
+        poll.tick(store, clock.now)
+
+
+def test_the_csv_export_counts_answers_and_keeps_names_as_text(store: ClassStore, teacher: TeacherPass) -> None:
+    import csv
+    import io
+
+    from serving.classroom.export import HEADER, csv_text
+
+    store.open_class(teacher)
+    names = ["=HYPERLINK(\"x\")", "+1", "Ming", None, "小明"]
+    for i, name in enumerate(names):
+        store.join(CODE, session(i), name)
+    q = store.ask(teacher, "next_token", {"prompt": "The capital of France is", "model": "classic"})
+    for i, answer in enumerate(["Paris", "Paris", "-Lyon", "Paris", "@x"]):
+        store.answer(CODE, session(i), q.qid, answer)
+    rows = list(csv.reader(io.StringIO(csv_text([(q, store.tally(CODE, q.qid, teacher))]))))
+    assert tuple(rows[0]) == HEADER
+    assert rows[1:] == [["1", "next_token", "open", "Paris", "3", "'+1; '=HYPERLINK(\"x\")"],
+                        ["1", "next_token", "open", "'-Lyon", "1", "Ming"],
+                        ["1", "next_token", "open", "'@x", "1", "小明"]]
