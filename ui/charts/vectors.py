@@ -13,20 +13,17 @@ from typing import Any
 
 import numpy as np
 
-from ui.charts import vl
+from ui.charts import palettes, vl
 
-OTHER_COLOUR = "#9e9e9e"  # grey: tokens that belong to no category
+OTHER_COLOUR = palettes.NEUTRAL_GREY  # grey: tokens that belong to no category
 PROMPT_COLOUR = "#ff7f0e"  # orange ring: readable on the white and the dark theme
-# The "Bold" then "Safe" qualitative palettes (CARTO; as Plotly ships them): they read on both
-# themes. Bold's grey is reserved for "other" and its orange for the prompt's tokens, and Safe's
-# grey dropped, so none of them is used for a category.
-CATEGORY_COLOURS: tuple[str, ...] = (
-    "#7f3c8d", "#11a579", "#3969ac", "#f2b701", "#e73f74", "#80ba5a", "#008695", "#cf1c90", "#f97b72",
-    "#88ccee", "#cc6677", "#ddcc77", "#117733", "#332288", "#aa4499", "#44aa99", "#999933", "#882255", "#661100",
-)
+# Okabe–Ito and four colours searched to stay as far apart (ui.charts.palettes): each category
+# stays distinct from every other and from "other" for colour-blind eyes too; the legend and
+# the hover name each dot's group.
+CATEGORY_COLOURS: tuple[str, ...] = tuple(c.lower() for c in palettes.CATEGORIES)
 MAX_ANNOTATED_CELLS = 400  # beyond this, numbers in cells are unreadable: hover instead
-PAIR_COLOURS: tuple[str, ...] = ("#7048e8", "#1098ad", "#f59f00", "#d6336c", "#37b24d", "#868e96")
-ARROW_COLOURS: tuple[str, ...] = ("#2f6fdb", "#e8590c", "#2b9348", "#9c36b5", "#c92a2a", "#1098ad")
+PAIR_COLOURS: tuple[str, ...] = palettes.SERIES[:5] + (palettes.NEUTRAL_GREY,)
+ARROW_COLOURS: tuple[str, ...] = palettes.SERIES[:6]
 
 
 RECT_MAX_CELLS = 4096
