@@ -49,10 +49,12 @@ class ChartFacts:
 
 
 def hint(rows: Sequence[Mapping[str, Any]], *, value: str, value_title: str,
-         labels: Sequence[tuple[str, str]], shown: str | None = None) -> dict[str, Any]:
+         labels: Sequence[tuple[str, str]], shown: str | None = None, summary_only: bool = False) -> dict[str, Any]:
     """A builder's own reading of its chart, for ``usermeta["tj_a11y"]``: ``rows`` (plain
     dicts), the ``value`` field (largest = the one the summary names), ``labels`` as
     (field, title) pairs and ``shown``, the field with the value's text (else it is formatted).
+    ``summary_only``: these rows make the summary (e.g. the last query's row of an attention
+    map), the table still shows every number the chart draws.
 
     Example: hint([{"head": "L0 H1", "w": 0.6}], value="w", value_title="weight", labels=[("head", "head")])
     """
@@ -60,7 +62,7 @@ def hint(rows: Sequence[Mapping[str, Any]], *, value: str, value_title: str,
         return item.item() if hasattr(item, "item") and not isinstance(item, (str, bytes)) else item
 
     return {"rows": [{k: plain(v) for k, v in row.items()} for row in rows], "value": value, "value_title": value_title,
-            "labels": [list(pair) for pair in labels], "shown": shown}
+            "labels": [list(pair) for pair in labels], "shown": shown, "summary_only": bool(summary_only)}
 
 
 def title_text(title: Any) -> str:
@@ -188,11 +190,14 @@ def _reading_of_view(view: Mapping[str, Any], rows: list[Mapping[str, Any]]) -> 
             labels.append((entry[0], _column_title(entry[2])))
     tips = encoding.get("tooltip")
     tips = [tips] if isinstance(tips, Mapping) else [tip for tip in tips or [] if isinstance(tip, Mapping)]
-    tip_columns = [(tip["field"], _column_title(tip)) for tip in tips if isinstance(tip.get("field"), str)]
+    # A tooltip line without a title borrows its axis' title (never the bare field name).
+    axis_titles = {f: title for f, title in labels} | {value_field: value_title}
+    tip_columns = [(tip["field"], _column_title(tip) if tip.get("title") else axis_titles.get(tip["field"], tip["field"]))
+                   for tip in tips if isinstance(tip.get("field"), str)]
     shown = next((f for f, title in tip_columns if title == value_title and f != value_field), None)
     if tip_columns:  # a tooltip's titles name what the fields are better than the axes do
         named = dict(tip_columns)
-        labels = [(f, named.get(f, title)) for f, title in labels]
+        labels = [(f, title) for f, title in tip_columns if f not in (value_field, shown)] or labels
         columns = tip_columns
         if value_field not in named and shown is None:
             columns = columns + [(value_field, value_title)]
@@ -201,14 +206,21 @@ def _reading_of_view(view: Mapping[str, Any], rows: list[Mapping[str, Any]]) -> 
     return _Reading(rows, value_field, value_title, labels, shown, columns)
 
 
-def _reading(spec: Mapping[str, Any]) -> _Reading | None:
+def _given(spec: Mapping[str, Any]) -> tuple[_Reading | None, bool]:
+    """The builder's hint as a reading, and whether it is for the summary only."""
     usermeta = spec.get("usermeta")
     given = usermeta.get(HINT_KEY) if isinstance(usermeta, Mapping) else None
-    if isinstance(given, Mapping):
-        labels = [(str(f), str(title)) for f, title in given.get("labels", [])]
-        value, value_title = str(given["value"]), str(given.get("value_title", ""))
-        columns = labels + [(given.get("shown") or value, value_title)]
-        return _Reading(list(given.get("rows", [])), value, value_title, labels, given.get("shown"), columns)
+    if not isinstance(given, Mapping):
+        return None, False
+    labels = [(str(f), str(title)) for f, title in given.get("labels", [])]
+    value, value_title = str(given["value"]), str(given.get("value_title", ""))
+    columns = labels + [(given.get("shown") or value, value_title)]
+    reading = _Reading(list(given.get("rows", [])), value, value_title, labels, given.get("shown"), columns)
+    return reading, bool(given.get("summary_only"))
+
+
+def _reading(spec: Mapping[str, Any]) -> _Reading | None:
+    """The chart's own reading: the first view that encodes a number present in its data."""
     datasets = spec.get("datasets") or {}
     for view, data in _views(spec):
         rows = _records(datasets.get(data)) if isinstance(data, str) else _records(data)
@@ -226,9 +238,11 @@ def chart_facts(spec: Mapping[str, Any]) -> ChartFacts:
         -> (("token", "a"),)
     """
     name = title_text(spec.get("title"))
-    reading = _reading(spec)
+    given, summary_only = _given(spec)
+    reading = given or _reading(spec)
     if reading is None:
         return ChartFacts(name=name)
+    table = (_reading(spec) or reading) if summary_only else reading
     best_row, best_value = None, -math.inf
     for row in reading.rows:
         number = _number(row.get(reading.value))
@@ -240,10 +254,10 @@ def chart_facts(spec: Mapping[str, Any]) -> ChartFacts:
         best = tuple((title, cell_text(best_row.get(f))) for f, title in reading.labels if cell_text(best_row.get(f)))
         shown = cell_text(best_row.get(reading.shown)) if reading.shown else ""
         shown = shown or format(best_value, ".3g")
-    headers = tuple(title for _, title in reading.columns)
-    rows = tuple(tuple(cell_text(row.get(f)) for f, _ in reading.columns) for row in reading.rows[:TABLE_ROW_LIMIT])
+    headers = tuple(title for _, title in table.columns)
+    rows = tuple(tuple(cell_text(row.get(f)) for f, _ in table.columns) for row in table.rows[:TABLE_ROW_LIMIT])
     return ChartFacts(name=name, value_title=reading.value_title, best=best, best_value=shown, headers=headers,
-                      rows=rows, total_rows=len(reading.rows))
+                      rows=rows, total_rows=len(table.rows))
 
 
 # The sentences in both languages: charts are built without a session, so the language is an

@@ -155,16 +155,32 @@ def attention_heatmap(
     n = values.shape[0]
     if values.shape != (n, n) or len(labels) != n:
         raise ValueError(f"expected a square {len(labels)}×{len(labels)} matrix, got {values.shape}")
+    reading = _last_query_reading(values, labels, x_title=x_title, y_title=y_title, value_title=value_title,
+                                  value_format=value_format)
     if n > DENSE_HEATMAP_MAX:
-        return _compact_heatmap(values, labels, title=title, x_title=x_title, y_title=y_title,
-                                value_title=value_title, value_format=value_format, scores=scores, cell=cell)
+        compact = _compact_heatmap(values, labels, title=title, x_title=x_title, y_title=y_title,
+                                   value_title=value_title, value_format=value_format, scores=scores, cell=cell)
+        return {**compact, "usermeta": {**(compact.get("usermeta") or {}), access.HINT_KEY: reading}}
     layout = _attention_layout(tuple(labels), x_title, y_title, value_title, masked_text, value_format, cell)
     frame = _attention_frame(values, labels, masked_text, value_format, scores)
     if scores:
         visible = values[np.isfinite(values) & np.tril(np.ones((n, n), dtype=bool))]
         color = {**layout["encoding"]["color"], "scale": _redblue(visible)}
         layout = {**layout, "encoding": {**layout["encoding"], "color": color}}
-    return {**layout, "title": title, "datasets": {_LAYOUT_DATA: frame}}
+    return {**layout, "title": title, "datasets": {_LAYOUT_DATA: frame},
+            "usermeta": {access.HINT_KEY: reading}}
+
+
+def _last_query_reading(values: np.ndarray, labels: Sequence[str], *, x_title: str, y_title: str,
+                        value_title: str, value_format: str) -> dict:
+    """The summary of an attention map (``ui.charts.access``): where the last token, the one
+    that predicts the next, looks most ("query 它, key 苹果 (0.62)"). The table keeps every cell."""
+    last = len(labels) - 1
+    rows = [{"query": labels[last], "key": labels[k], "value": float(values[last, k]),
+             "shown": _shown(float(values[last, k]), value_format)}
+            for k in range(last + 1) if np.isfinite(values[last, k])]
+    return access.hint(rows, value="value", value_title=value_title, shown="shown", summary_only=True,
+                       labels=[("query", y_title), ("key", x_title)])
 
 
 def _redblue(values: np.ndarray) -> dict:
@@ -428,22 +444,23 @@ def head_grid_spec(
 
 def _grid_reading(values: np.ndarray, labels: Sequence[str], subplot_titles: Sequence[str], *, head_title: str,
                   query_title: str, key_title: str, value_title: str, scores: bool) -> dict:
-    """What a screen reader gets of the grid (``ui.charts.access``): for each head and query,
-    the key it attends to most; the summary names the strongest. The first query is left out
-    of the weights (it can only see itself: always 1)."""
+    """What a screen reader gets of the grid (``ui.charts.access``): one row per head, its
+    strongest (query, key) pair; the summary names the strongest of all. The first query is
+    left out of the weights (it can only see itself: always 1). One row per head keeps the
+    reading small for a foreign model's 144 heads."""
     n_layer, n_head, n, _ = values.shape
     visible = np.where(np.tril(np.ones((n, n), dtype=bool)), values, -np.inf)
     visible = np.where(np.isfinite(visible), visible, -np.inf)
-    best_key = visible.argmax(axis=-1)  # (layer, head, query)
+    first = 0 if scores or n == 1 else 1
     rows = []
     for layer in range(n_layer):
         for head in range(n_head):
-            for query in range(0 if scores else min(1, n - 1), n):
-                key = int(best_key[layer, head, query])
-                value = float(visible[layer, head, query, key])
-                if np.isfinite(value):
-                    rows.append({"head": subplot_titles[layer * n_head + head], "query": labels[query],
-                                 "key": labels[key], "value": value, "shown": f"{value:.3f}"})
+            panel = visible[layer, head, first:]
+            query, key = np.unravel_index(int(np.argmax(panel)), panel.shape)
+            value = float(panel[query, key])
+            if np.isfinite(value):
+                rows.append({"head": subplot_titles[layer * n_head + head], "query": labels[int(query) + first],
+                             "key": labels[int(key)], "value": value, "shown": f"{value:.3f}"})
     return access.hint(rows, value="value", value_title=value_title, shown="shown",
                        labels=[("head", head_title), ("query", query_title), ("key", key_title)])
 

@@ -88,6 +88,7 @@ def lines(x: Sequence[float], series: dict[str, Sequence[float]], *, title: str,
     encoding = {
         "color": _field("series", "nominal", legend=_legend(labelLimit=300, columns=2),
                         scale={"domain": names, "range": SERIES_COLORS[: len(names)]}, sort=names, title=series_title),
+        "strokeDash": vl.dashes(names, series_title, _legend(labelLimit=300, columns=2)),  # not colour alone
         "tooltip": [_tip("series", series_title), _tip("x_shown", x_title), _tip("shown", y_title)],
         "x": _field("x", "quantitative", title=x_title),
         "y": _field("y", "quantitative", scale={"type": "log"} if log_y else {"zero": False}, title=y_title),

@@ -371,6 +371,7 @@ def two_series_line_chart(
     encoding = {
         "color": _field("series", "nominal", legend=_legend_below(), scale=_scale(names, colors), sort=names,
                         title=series_title),
+        "strokeDash": vl.dashes(names, series_title, _legend_below()),  # each line its dash: not colour alone
         "tooltip": [_tip("step", x_title, "quantitative"), _tip("series", series_title), _tip("shown", y_title)],
         "x": _field("step", "quantitative", axis={"format": "d", "tickMinStep": 1}, title=x_title),
         "y": _field("value", "quantitative", scale={"type": "log"} if log_scale else {"zero": True}, title=y_title),
@@ -491,6 +492,7 @@ def kv_growth_chart(
         "color": _field("series", "nominal", legend=_legend_below(),
                         scale=_scale(names, [RECOMPUTE_COLOR, AFTER_COLOR, CACHED_COLOR][: len(names)]), sort=names,
                         title=series_title),
+        "strokeDash": vl.dashes(names, series_title, _legend_below()),  # each line its dash: not colour alone
         "tooltip": [_tip("series", series_title), _tip("tokens", x_title, "quantitative", format=","),
                     _tip("shown", y_title)],
         "x": _field("tokens", "quantitative", axis={"format": "~s"}, scale={"type": "log"}, title=x_title),

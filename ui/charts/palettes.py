@@ -31,9 +31,10 @@ DASHES = ((1, 0), (6, 3), (2, 2), (8, 3, 2, 3), (1, 3), (10, 4), (4, 2, 1, 2))
 
 
 def ink_on(colour: str) -> str:
-    """Near-black or white, whichever reads better on ``colour`` (WCAG relative luminance).
+    """Black or white, whichever reads better on ``colour`` (WCAG relative luminance): at least
+    4.5:1 on every SERIES colour (vermillion reaches it only with pure black).
 
-    Example: ink_on("#0072B2") -> "#ffffff"; ink_on("#F0E442") -> "#1b1b1b"
+    Example: ink_on("#0072B2") -> "#ffffff"; ink_on("#F0E442") -> "#000000"
     """
     def linear(channel: int) -> float:
         c = channel / 255
@@ -41,7 +42,6 @@ def ink_on(colour: str) -> str:
 
     r, g, b = (int(colour.lstrip("#")[i:i + 2], 16) for i in (0, 2, 4))
     lum = 0.2126 * linear(r) + 0.7152 * linear(g) + 0.0722 * linear(b)
-    dark_lum = 0.0116  # "#1b1b1b"
     on_white = 1.05 / (lum + 0.05)
-    on_dark = (lum + 0.05) / (dark_lum + 0.05)
-    return "#ffffff" if on_white > on_dark else "#1b1b1b"
+    on_black = (lum + 0.05) / 0.05
+    return "#ffffff" if on_white > on_black else "#000000"
