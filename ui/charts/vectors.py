@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ui.charts import palettes, vl
+from ui.charts import access, palettes, vl
 
 OTHER_COLOUR = palettes.NEUTRAL_GREY  # grey: tokens that belong to no category
 PROMPT_COLOUR = "#ff7f0e"  # orange ring: readable on the white and the dark theme
@@ -176,7 +176,20 @@ def _heat_image_spec(values: np.ndarray, x: vl.Spec, y: vl.Spec, *, title: str, 
         {"data": {"values": [{"value": end} for end in ends]}, "mark": hidden, "encoding": {
             "color": vl.field("value", "quantitative", scale=_colour_scale(symmetric, bound), title=value_title)}},
     ]
-    return {"layer": layers, "height": int(height), "title": title, "usermeta": _on_canvas(), "$schema": vl.SCHEMA_URL}
+    return {"layer": layers, "height": int(height), "title": title,
+            "usermeta": {**_on_canvas(), access.HINT_KEY: _image_reading(values, x, y, value_title)},
+            "$schema": vl.SCHEMA_URL}
+
+
+def _image_reading(values: np.ndarray, x: vl.Spec, y: vl.Spec, value_title: str) -> vl.Spec:
+    """What a screen reader gets of a matrix drawn as one image (``ui.charts.access``): each
+    row's largest value and its column; the summary names the largest of all."""
+    safe = np.where(np.isfinite(values), values, -np.inf)
+    best = safe.argmax(axis=1)
+    rows = [{"row": row_name, "col": x["sort"][int(col)], "value": float(safe[i, col]), "shown": f"{safe[i, col]:.4f}"}
+            for i, (row_name, col) in enumerate(zip(y["sort"], best)) if np.isfinite(safe[i, col])]
+    return access.hint(rows, value="value", value_title=value_title, shown="shown",
+                       labels=[("row", y["title"]), ("col", x["title"])])
 
 
 def matrix_chart(matrix: np.ndarray, *, key: str, cell_px: int | None = None, **text: Any) -> None:
