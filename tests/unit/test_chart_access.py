@@ -106,9 +106,11 @@ def test_every_builder_has_a_name_and_a_summary_and_stays_valid(name: str) -> No
         assert sentence and "⟦" not in sentence
         described = {**without_hint(spec), "description": sentence}
         _valid(described)
-    if name not in ("token_chips",):  # chips: words, not a measured value
+    if name == "token_chips":  # chips: things, not amounts; the summary lists them
+        assert facts.items[:2] == ("low", "est") and len(facts.items) == 3
+    else:
         assert facts.best_value, f"{name}: no value named in its summary"
-        assert facts.headers and facts.rows, f"{name}: no table"
+    assert facts.headers and facts.rows and all(facts.headers), f"{name}: no table, or a column without a name"
 
 
 def test_title_text_joins_lines_and_dicts() -> None:
@@ -169,3 +171,17 @@ def test_space_summary_counts_groups_and_names_the_prompt() -> None:
     arrows = arrows_space({"king": [1, 0, 2]}, title="Arrows", axes=("x1", "x2", "x3"), space_labels=labels)
     assert space_summary(arrows, "en") == "Arrows: 1 arrows from the origin (king (1, 0, 2))."
     assert space_facts(arrows).rows == (("king", "1", "0", "2"),)
+
+
+def test_token_chips_summary_lists_the_tokens_in_order() -> None:
+    from ui.charts import tokens
+
+    chips = [tokens.Chip("g", "un", "un", ("1",)), tokens.Chip("g", "believ", "believ", ("2",)),
+             tokens.Chip("g", "able", "able", ("3",))]
+    spec = tokens.token_chips(chips, title="Tokens", x_title="x", y_title="y", token_title="token",
+                              detail_titles=("id",))
+    facts = chart_facts(spec)
+    assert summary_sentence(facts, "en") == "Tokens: 3 items: un, believ, able."
+    assert facts.headers == ("token", "id") and facts.rows == (("un", "1"), ("believ", "2"), ("able", "3"))
+    many = ChartFacts("T", items=tuple(str(i) for i in range(30)))
+    assert summary_sentence(many, "zh").endswith("，另有 6 项。")

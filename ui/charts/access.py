@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 HINT_KEY = "tj_a11y"  # usermeta key a builder may fill (see ``hint``)
+ITEMS_IN_SUMMARY = 24  # a list summary names this many things, then says how many more
 TABLE_ROW_LIMIT = 200  # rows written into the table: a 48 × 48 heat map would be 2,304 (the note says so)
 _VALUE_CHANNELS = ("color", "x", "y", "theta", "size")
 _LABEL_CHANNELS = ("y", "x", "color", "row", "column", "facet", "detail", "shape", "strokeDash")
@@ -45,16 +46,19 @@ class ChartFacts:
     headers: tuple[str, ...] = ()
     rows: tuple[tuple[str, ...], ...] = ()  # at most TABLE_ROW_LIMIT
     total_rows: int = 0
+    items: tuple[str, ...] = ()  # a chart of things, not of amounts (token chips): what it shows, in order
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
 
 def hint(rows: Sequence[Mapping[str, Any]], *, value: str, value_title: str,
-         labels: Sequence[tuple[str, str]], shown: str | None = None, summary_only: bool = False) -> dict[str, Any]:
+         labels: Sequence[tuple[str, str]], shown: str | None = None, summary_only: bool = False,
+         items: str | None = None) -> dict[str, Any]:
     """A builder's own reading of its chart, for ``usermeta["tj_a11y"]``: ``rows`` (plain
     dicts), the ``value`` field (largest = the one the summary names), ``labels`` as
     (field, title) pairs and ``shown``, the field with the value's text (else it is formatted).
     ``summary_only``: these rows make the summary (e.g. the last query's row of an attention
-    map), the table still shows every number the chart draws.
+    map), the table still shows every number the chart draws. ``items`` names a field whose
+    values the summary lists in order instead (a chart of things, e.g. token chips).
 
     Example: hint([{"head": "L0 H1", "w": 0.6}], value="w", value_title="weight", labels=[("head", "head")])
     """
@@ -62,7 +66,8 @@ def hint(rows: Sequence[Mapping[str, Any]], *, value: str, value_title: str,
         return item.item() if hasattr(item, "item") and not isinstance(item, (str, bytes)) else item
 
     return {"rows": [{k: plain(v) for k, v in row.items()} for row in rows], "value": value, "value_title": value_title,
-            "labels": [list(pair) for pair in labels], "shown": shown, "summary_only": bool(summary_only)}
+            "labels": [list(pair) for pair in labels], "shown": shown, "summary_only": bool(summary_only),
+            "items": items}
 
 
 def title_text(title: Any) -> str:
@@ -214,7 +219,8 @@ def _given(spec: Mapping[str, Any]) -> tuple[_Reading | None, bool]:
         return None, False
     labels = [(str(f), str(title)) for f, title in given.get("labels", [])]
     value, value_title = str(given["value"]), str(given.get("value_title", ""))
-    columns = labels + [(given.get("shown") or value, value_title)]
+    # A list of things (``items``) has no amount column: its labels are the table.
+    columns = labels if given.get("items") else labels + [(given.get("shown") or value, value_title)]
     reading = _Reading(list(given.get("rows", [])), value, value_title, labels, given.get("shown"), columns)
     return reading, bool(given.get("summary_only"))
 
@@ -238,6 +244,8 @@ def chart_facts(spec: Mapping[str, Any]) -> ChartFacts:
         -> (("token", "a"),)
     """
     name = title_text(spec.get("title"))
+    usermeta = spec.get("usermeta")
+    items_field = (usermeta.get(HINT_KEY) or {}).get("items") if isinstance(usermeta, Mapping) else None
     given, summary_only = _given(spec)
     reading = given or _reading(spec)
     if reading is None:
@@ -256,8 +264,9 @@ def chart_facts(spec: Mapping[str, Any]) -> ChartFacts:
         shown = shown or format(best_value, ".3g")
     headers = tuple(title for _, title in table.columns)
     rows = tuple(tuple(cell_text(row.get(f)) for f, _ in table.columns) for row in table.rows[:TABLE_ROW_LIMIT])
+    items = tuple(cell_text(row.get(items_field)) for row in reading.rows) if items_field else ()
     return ChartFacts(name=name, value_title=reading.value_title, best=best, best_value=shown, headers=headers,
-                      rows=rows, total_rows=len(table.rows))
+                      rows=rows, total_rows=len(table.rows), items=items)
 
 
 # The sentences in both languages: charts are built without a session, so the language is an
@@ -270,6 +279,12 @@ def summary_sentence(facts: ChartFacts, lang: str) -> str:
     """
     from ui.i18n import translate
 
+    if facts.items:
+        listed = translate("charts.a11y.label_sep", lang).join(facts.items[:ITEMS_IN_SUMMARY])
+        more = translate("charts.a11y.list_more", lang, k=len(facts.items) - ITEMS_IN_SUMMARY) \
+            if len(facts.items) > ITEMS_IN_SUMMARY else ""
+        return translate("charts.a11y.list", lang, name=facts.name or translate("charts.a11y.chart", lang),
+                         count=len(facts.items), items=listed, more=more)
     if not facts.best_value:
         return translate("charts.a11y.no_values", lang, name=facts.name or translate("charts.a11y.chart", lang))
     where = translate("charts.a11y.label_sep", lang).join(
