@@ -770,7 +770,8 @@ def head_picker(
                {"field": "shown", "title": score_title, "type": "nominal"}]
     domain = list(dict.fromkeys(frame["label"]))
     fills = [palettes.SERIES[i % len(palettes.SERIES)] for i in range(len(domain))]  # Okabe–Ito
-    cells = {"mark": {"type": "rect", "cornerRadius": 4, "cursor": "pointer", "stroke": "#e4572e"}, "encoding": {
+    # The chosen head: a black frame (vermillion, the old frame, is now a fill) and bold text.
+    cells = {"mark": {"type": "rect", "cornerRadius": 4, "cursor": "pointer", "stroke": "#000000"}, "encoding": {
         "color": {"field": "label", "legend": {"direction": "vertical", "labelLimit": 320, "orient": "bottom",
                                                "symbolOpacity": 1, "symbolStrokeWidth": 0, "symbolType": "square"},
                   "scale": {"domain": domain, "range": fills}, "title": label_title, "type": "nominal"},
@@ -779,7 +780,8 @@ def head_picker(
     inks = [{"test": f"datum.label === {vl.quoted(label)}", "value": palettes.ink_on(fill)}
             for label, fill in zip(domain, fills)]
     text = {"mark": {"type": "text", "fontSize": 12, "lineBreak": "\n", "limit": {"expr": CELL_TEXT_LIMIT}},
-            "encoding": {"color": {"condition": inks, "value": "#1b1b1b"} if inks else {"value": "#1b1b1b"},
+            "encoding": {"color": {"condition": inks, "value": "#000000"} if inks else {"value": "#000000"},
+                         "fontWeight": {"condition": {"test": "datum.current", "value": "bold"}, "value": "normal"},
                          "text": {"field": "cell_text", "type": "nominal"}, "tooltip": tooltip, "x": x, "y": y}}
     return {
         "config": {"view": dict(vl.VIEW)}, "layer": [cells, text], "data": {"name": _LAYOUT_DATA},
