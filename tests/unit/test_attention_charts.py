@@ -173,15 +173,17 @@ def test_the_head_picker_names_each_head_and_outlines_the_one_shown(selected: tu
     assert spec["params"] == [{"name": HEAD_PICK, "select": {"type": "point", "clear": False, "fields": ["layer", "head"],
                                                              "on": "click"}, "views": [charts.PICK_VIEW]}]
     cells, text = spec["layer"]
-    assert cells["name"] == charts.PICK_VIEW and spec["height"] == {"step": 34} and spec["width"] == "container"
+    assert cells["name"] == charts.PICK_VIEW and spec["height"] == {"step": 44} and spec["width"] == "container"
     assert cells["encoding"]["color"]["field"] == "label" and cells["encoding"]["color"]["title"] == "label"
     assert cells["encoding"]["color"]["legend"]["orient"] == "bottom"
     assert cells["encoding"]["strokeWidth"] == {"condition": {"test": "datum.current", "value": 3}, "value": 0}
     assert [(t["field"], t["title"]) for t in cells["encoding"]["tooltip"]] == [
         ("layer", "layer"), ("head", "head"), ("label", "label"), ("shown", "score")]
-    assert cells["encoding"]["x"]["axis"]["orient"] == "top" and text["encoding"]["text"]["field"] == "shown"
+    # Each cell writes its label over its score: the colour is never the only cue.
+    assert cells["encoding"]["x"]["axis"]["orient"] == "top" and text["encoding"]["text"]["field"] == "cell_text"
     rows = _rows(spec)
     assert [r["shown"] for r in rows] == ["0.50", "—", "0.25", "1.00"]
+    assert [r["cell_text"] for r in rows] == ["broad\n0.50", "self\n—", "previous <b>\n0.25", "broad\n1.00"]
     assert [r["current"] for r in rows] == [selected == (r["layer"], r["head"]) for r in rows]
     assert charts.picked_head({"selection": {HEAD_PICK: [{"layer": 1, "head": 0}]}}) == (1, 0)
 
