@@ -119,19 +119,38 @@ def _views(node: Mapping[str, Any], data: Any = None) -> list[tuple[Mapping[str,
     return found
 
 
-def _records(data: Any) -> list[Mapping[str, Any]]:
-    """A dataset (row dicts, a pandas data frame, an Arrow table) as row dicts."""
-    if data is None:
-        return []
-    if isinstance(data, list):
-        return [row for row in data if isinstance(row, Mapping)]
-    to_dict = getattr(data, "to_dict", None)
-    if callable(to_dict) and hasattr(data, "columns"):  # pandas
-        return to_dict("records")
-    to_pylist = getattr(data, "to_pylist", None)
-    if callable(to_pylist):  # pyarrow
-        return to_pylist()
-    return []
+class _Rows:
+    """A dataset (row dicts, a pandas data frame, an Arrow table) read without copying it whole:
+    a column to find the largest value, and the few rows the summary and table need (a data
+    frame of 25,000 cells is not turned into 25,000 dicts on every draw)."""
+
+    def __init__(self, data: Any) -> None:
+        self._frame = None
+        self._list: list[Mapping[str, Any]] = []
+        if isinstance(data, list):
+            self._list = [row for row in data if isinstance(row, Mapping)]
+        elif hasattr(data, "columns") and hasattr(data, "iloc"):  # pandas
+            self._frame = data
+        elif callable(getattr(data, "to_pylist", None)):  # pyarrow
+            self._list = data.to_pylist()
+
+    def __len__(self) -> int:
+        return len(self._frame) if self._frame is not None else len(self._list)
+
+    def column(self, name: str) -> list[Any]:
+        if self._frame is not None:
+            return self._frame[name].tolist() if name in self._frame.columns else [None] * len(self._frame)
+        return [row.get(name) for row in self._list]
+
+    def row(self, index: int) -> Mapping[str, Any]:
+        if self._frame is not None:
+            return self._frame.iloc[index].to_dict()
+        return self._list[index]
+
+    def head(self, n: int) -> list[Mapping[str, Any]]:
+        if self._frame is not None:
+            return self._frame.head(n).to_dict("records")
+        return self._list[:n]
 
 
 def _number(value: Any) -> float | None:
@@ -160,7 +179,7 @@ def cell_text(value: Any) -> str:
 
 @dataclass(frozen=True)
 class _Reading:
-    rows: list[Mapping[str, Any]]
+    rows: _Rows
     value: str
     value_title: str
     labels: list[tuple[str, str]]
@@ -168,7 +187,7 @@ class _Reading:
     columns: list[tuple[str, str]]  # (field, title) of the table
 
 
-def _reading_of_view(view: Mapping[str, Any], rows: list[Mapping[str, Any]]) -> _Reading | None:
+def _reading_of_view(view: Mapping[str, Any], rows: _Rows) -> _Reading | None:
     encoding = view["encoding"]
     fields = {name: _encoded_field(encoding.get(name)) for name in set(_VALUE_CHANNELS) | set(_LABEL_CHANNELS)}
     x, y = fields.get("x"), fields.get("y")
@@ -185,7 +204,7 @@ def _reading_of_view(view: Mapping[str, Any], rows: list[Mapping[str, Any]]) -> 
     if value_channel is None:
         return None
     value_field, _, value_spec = fields[value_channel]
-    if not any(_number(row.get(value_field)) is not None for row in rows):
+    if not any(_number(value) is not None for value in rows.column(value_field)):
         return None
     value_title = _column_title(value_spec)
     labels = []
@@ -221,7 +240,7 @@ def _given(spec: Mapping[str, Any]) -> tuple[_Reading | None, bool]:
     value, value_title = str(given["value"]), str(given.get("value_title", ""))
     # A list of things (``items``) has no amount column: its labels are the table.
     columns = labels if given.get("items") else labels + [(given.get("shown") or value, value_title)]
-    reading = _Reading(list(given.get("rows", [])), value, value_title, labels, given.get("shown"), columns)
+    reading = _Reading(_Rows(list(given.get("rows", []))), value, value_title, labels, given.get("shown"), columns)
     return reading, bool(given.get("summary_only"))
 
 
@@ -229,8 +248,8 @@ def _reading(spec: Mapping[str, Any]) -> _Reading | None:
     """The chart's own reading: the first view that encodes a number present in its data."""
     datasets = spec.get("datasets") or {}
     for view, data in _views(spec):
-        rows = _records(datasets.get(data)) if isinstance(data, str) else _records(data)
-        if rows:
+        rows = _Rows(datasets.get(data) if isinstance(data, str) else data)
+        if len(rows):
             reading = _reading_of_view(view, rows)
             if reading is not None:
                 return reading
@@ -252,10 +271,11 @@ def chart_facts(spec: Mapping[str, Any]) -> ChartFacts:
         return ChartFacts(name=name)
     table = (_reading(spec) or reading) if summary_only else reading
     best_row, best_value = None, -math.inf
-    for row in reading.rows:
-        number = _number(row.get(reading.value))
+    for index, value in enumerate(reading.rows.column(reading.value)):
+        number = _number(value)
         if number is not None and number > best_value:
-            best_row, best_value = row, number
+            best_row, best_value = index, number
+    best_row = reading.rows.row(best_row) if best_row is not None else None
     best: tuple[tuple[str, str], ...] = ()
     shown = ""
     if best_row is not None:
@@ -263,8 +283,8 @@ def chart_facts(spec: Mapping[str, Any]) -> ChartFacts:
         shown = cell_text(best_row.get(reading.shown)) if reading.shown else ""
         shown = shown or format(best_value, ".3g")
     headers = tuple(title for _, title in table.columns)
-    rows = tuple(tuple(cell_text(row.get(f)) for f, _ in table.columns) for row in table.rows[:TABLE_ROW_LIMIT])
-    items = tuple(cell_text(row.get(items_field)) for row in reading.rows) if items_field else ()
+    rows = tuple(tuple(cell_text(row.get(f)) for f, _ in table.columns) for row in table.rows.head(TABLE_ROW_LIMIT))
+    items = tuple(cell_text(value) for value in reading.rows.column(items_field)) if items_field else ()
     return ChartFacts(name=name, value_title=reading.value_title, best=best, best_value=shown, headers=headers,
                       rows=rows, total_rows=len(table.rows), items=items)
 

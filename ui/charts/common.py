@@ -388,7 +388,7 @@ def vega(spec: dict[str, Any], *, live: bool = False, **kwargs: Any) -> Any:
 
 
 _SUMMARIES: dict[tuple[int, str], tuple[dict[str, Any], Any, str]] = {}
-_SUMMARIES_LIMIT = 512
+_SUMMARIES_LIMIT = 64  # the entries hold their specs: few, so an evicted shared spec is not kept long
 
 
 def chart_summary(spec: dict[str, Any], lang: str) -> tuple[Any, str]:
