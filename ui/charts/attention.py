@@ -770,7 +770,7 @@ def head_picker(
                {"field": "shown", "title": score_title, "type": "nominal"}]
     domain = list(dict.fromkeys(frame["label"]))
     fills = [palettes.SERIES[i % len(palettes.SERIES)] for i in range(len(domain))]  # Okabe–Ito
-    # The chosen head: a black frame (vermillion, the old frame, is now a fill) and bold text.
+    # The chosen head: a black frame (vermillion, the old frame's colour, is now a fill).
     cells = {"mark": {"type": "rect", "cornerRadius": 4, "cursor": "pointer", "stroke": "#000000"}, "encoding": {
         "color": {"field": "label", "legend": {"direction": "vertical", "labelLimit": 320, "orient": "bottom",
                                                "symbolOpacity": 1, "symbolStrokeWidth": 0, "symbolType": "square"},
@@ -781,7 +781,6 @@ def head_picker(
             for label, fill in zip(domain, fills)]
     text = {"mark": {"type": "text", "fontSize": 12, "lineBreak": "\n", "limit": {"expr": CELL_TEXT_LIMIT}},
             "encoding": {"color": {"condition": inks, "value": "#000000"} if inks else {"value": "#000000"},
-                         "fontWeight": {"condition": {"test": "datum.current", "value": "bold"}, "value": "normal"},
                          "text": {"field": "cell_text", "type": "nominal"}, "tooltip": tooltip, "x": x, "y": y}}
     return {
         "config": {"view": dict(vl.VIEW)}, "layer": [cells, text], "data": {"name": _LAYOUT_DATA},
