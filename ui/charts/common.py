@@ -334,9 +334,12 @@ def style_vega(spec: dict[str, Any], presenter: bool | None = None) -> dict[str,
 
     Example: style_vega({"mark": "bar"}, presenter=True)["config"]["axis"]["labelFontSize"] -> 16
     """
+    from ui.charts.access import without_hint
+
     on = presenter_on() if presenter is None else presenter
     f = fonts(on)
-    spec = wrap_titles(spec)  # a long title shows whole on a phone, on two or three lines
+    spec = wrap_titles(without_hint(spec))  # a long title shows whole on a phone, on two or three lines
+    # (the builders' screen-reader hint is read on the server, ``chart_summary``: not sent)
     styled = _raise_sizes({k: v for k, v in spec.items() if k != "datasets"}, f) if on else dict(spec)
     if "datasets" in spec:
         styled["datasets"] = spec["datasets"]
@@ -366,12 +369,11 @@ def vega(spec: dict[str, Any], *, live: bool = False, **kwargs: Any) -> Any:
     import streamlit as st
 
     from ui.chart_table import show_chart_table
-    from ui.charts.access import without_hint
     from ui.i18n import current_language, translate
 
     lang = current_language()
     facts, summary = chart_summary(spec, lang)
-    styled = style_vega(without_hint(spec))
+    styled = style_vega(spec)
     # Vega writes the description into the chart's aria-label (its name for a screen reader).
     # A live chart keeps a fixed one: its spec text must stay the same from move to move (the
     # summary of this move is in the text under it).
