@@ -18,9 +18,13 @@ def test_a_chart_is_named_by_its_summary_and_opens_its_numbers_as_a_table(page: 
     wait_for_app(page)
     assert_no_error(page)
     page.wait_for_function(
-        "() => [...document.querySelectorAll('[data-testid=\"stVegaLiteChart\"] [aria-label]')]"
+        "() => [...document.querySelectorAll('[data-testid=\"stVegaLiteChart\"][aria-label]')]"
         ".some(e => / Highest /.test(e.getAttribute('aria-label')))", timeout=60_000)
-    labels = page.locator('[data-testid="stVegaLiteChart"] [aria-label]').evaluate_all(
+    # Vega names the chart's own element (role graphics-document, around its SVG) by the description.
+    charts = page.locator('[data-testid="stVegaLiteChart"][aria-label]')
+    expect(charts.first).to_have_attribute("role", "graphics-document")
+    assert charts.first.locator("svg").count() >= 1
+    labels = charts.evaluate_all(
         "els => els.map(e => e.getAttribute('aria-label'))")
     summaries = [label for label in labels if SUMMARY.search(label)]
     assert summaries, labels

@@ -308,6 +308,7 @@ def summary_sentence(facts: ChartFacts, lang: str) -> str:
     if not facts.best_value:
         return translate("charts.a11y.no_values", lang, name=facts.name or translate("charts.a11y.chart", lang))
     where = translate("charts.a11y.label_sep", lang).join(
+        label if label.casefold().startswith(title.casefold()) else  # "layer 3", not "layer layer 3"
         translate("charts.a11y.label", lang, title=title, label=label) for title, label in facts.best)
     return translate("charts.a11y.highest", lang, name=facts.name or translate("charts.a11y.chart", lang),
                      what=facts.value_title, where=where, value=facts.best_value)
