@@ -38,6 +38,7 @@ def test_a_chart_is_named_by_its_summary_and_opens_its_numbers_as_a_table(page: 
     box.locator("summary").click()
     expect(table).to_be_visible()
     assert table.locator("tbody tr").count() >= 1 and table.locator("th").count() >= 2
+    expect(table.locator("td").first).to_have_css("border-bottom-style", "solid")  # the block's <style> applies
 
 
 def test_overview_diagram_links_and_journey_heads(page: Page, app_url: str) -> None:

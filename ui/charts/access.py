@@ -147,10 +147,14 @@ class _Rows:
             return self._frame.iloc[index].to_dict()
         return self._list[index]
 
-    def head(self, n: int) -> list[Mapping[str, Any]]:
+    def head(self, fields: Sequence[str], n: int) -> list[tuple[Any, ...]]:
+        """The first ``n`` rows' values of ``fields`` (column by column: no dict per row)."""
         if self._frame is not None:
-            return self._frame.head(n).to_dict("records")
-        return self._list[:n]
+            count = min(n, len(self._frame))
+            columns = [self._frame[f].to_numpy()[:count].tolist() if f in self._frame.columns else [None] * count
+                       for f in fields]
+            return list(zip(*columns)) if columns else [()] * count
+        return [tuple(row.get(f) for f in fields) for row in self._list[:n]]
 
 
 def _number(value: Any) -> float | None:
@@ -283,7 +287,8 @@ def chart_facts(spec: Mapping[str, Any]) -> ChartFacts:
         shown = cell_text(best_row.get(reading.shown)) if reading.shown else ""
         shown = shown or format(best_value, ".3g")
     headers = tuple(title for _, title in table.columns)
-    rows = tuple(tuple(cell_text(row.get(f)) for f, _ in table.columns) for row in table.rows.head(TABLE_ROW_LIMIT))
+    fields = [f for f, _ in table.columns]
+    rows = tuple(tuple(cell_text(value) for value in row) for row in table.rows.head(fields, TABLE_ROW_LIMIT))
     items = tuple(cell_text(value) for value in reading.rows.column(items_field)) if items_field else ()
     return ChartFacts(name=name, value_title=reading.value_title, best=best, best_value=shown, headers=headers,
                       rows=rows, total_rows=len(table.rows), items=items)
