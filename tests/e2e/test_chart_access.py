@@ -73,3 +73,18 @@ def test_overview_diagram_links_and_journey_heads(page: Page, app_url: str) -> N
     expect(stage).to_have_attribute("role", "group")
     button = stage.locator("button.tj-open")
     assert button.get_attribute("aria-label").startswith(button.inner_text())
+
+
+def test_the_3d_map_canvas_is_named_by_its_summary_and_has_a_table(page: Page, app_url: str) -> None:
+    page.goto(f"{app_url}/embeddings")
+    wait_for_app(page)
+    canvases = page.locator('[data-testid="space3d"] canvas.s3-canvas')
+    expect(canvases.first).to_be_attached(timeout=60_000)
+    hidden = page.locator(".tj-chart-a11y > p").evaluate_all("els => els.map(e => e.textContent)")
+    for i in range(canvases.count()):
+        canvas = canvases.nth(i)
+        expect(canvas).to_have_attribute("role", "img")
+        label = canvas.get_attribute("aria-label")
+        # The similarity lab's arrows with their tips, or the map's groups and their sizes.
+        assert re.search(r": \d+ arrows from the origin \(| points in \d+ groups \(", label), label
+        assert any(label.startswith(text) for text in hidden), (label, hidden)  # the same sentence, then the table
