@@ -41,7 +41,8 @@ def test_the_head_view_has_a_panel_per_head_and_a_line_per_visible_key(n: int, n
     lines, left, right = spec["spec"]["layer"]
     assert spec["spec"]["height"] == max(160, 18 * n) and spec["spec"]["width"] == 190
     colour = lines["encoding"]["color"]
-    assert colour["scale"] == {"domain": names, "range": [charts.HEAD_COLOURS[h % len(charts.HEAD_COLOURS)] for h in range(n_head)]}
+    palette = charts.HEAD_COLOURS
+    assert colour["scale"] == {"domain": names, "range": [palette[h % len(palette)] for h in range(n_head)]}
     assert [(t["field"], t["title"]) for t in lines["encoding"]["tooltip"]] == [
         ("head", "head"), ("query", "query 'q'"), ("key", "key"), ("shown", "weight")]
     assert lines["encoding"]["strokeWidth"]["scale"] == {"domain": [0, 1], "range": [0.3, 7]}

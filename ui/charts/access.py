@@ -220,7 +220,8 @@ def _reading_of_view(view: Mapping[str, Any], rows: _Rows) -> _Reading | None:
     tips = [tips] if isinstance(tips, Mapping) else [tip for tip in tips or [] if isinstance(tip, Mapping)]
     # A tooltip line without a title borrows its axis' title (never the bare field name).
     axis_titles = {f: title for f, title in labels} | {value_field: value_title}
-    tip_columns = [(tip["field"], _column_title(tip) if tip.get("title") else axis_titles.get(tip["field"], tip["field"]))
+    tip_columns = [(tip["field"], _column_title(tip) if tip.get("title")
+                    else axis_titles.get(tip["field"], tip["field"]))
                    for tip in tips if isinstance(tip.get("field"), str)]
     shown = next((f for f, title in tip_columns if title == value_title and f != value_field), None)
     if tip_columns:  # a tooltip's titles name what the fields are better than the axes do

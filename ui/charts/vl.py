@@ -96,8 +96,9 @@ def dashes(domain: Sequence[Any], title: Any, legend_spec: Spec | None = None) -
     """
     from ui.charts.palettes import DASHES
 
+    patterns = [list(DASHES[i % len(DASHES)]) for i in range(len(domain))]
     channel: Spec = {"field": "series", "type": "nominal", "sort": list(domain), "title": title,
-                     "scale": {"domain": list(domain), "range": [list(DASHES[i % len(DASHES)]) for i in range(len(domain))]}}
+                     "scale": {"domain": list(domain), "range": patterns}}
     if legend_spec is not None:
         channel["legend"] = legend_spec
     return channel
