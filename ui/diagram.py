@@ -208,10 +208,15 @@ def svg_lane_label(text: str, x: float, y: float, font_size: float) -> str:
             f'fill="{SOFT_TEXT}" style="writing-mode: vertical-rl">{svg_escape(text)}</text>')
 
 
-def _svg_open(width: float, height: float, label: str, min_scale: float) -> str:
-    """The drawing's own tag: its size, its name for screen readers, the smallest scale it takes."""
+def _svg_open(width: float, height: float, label: str, min_scale: float, has_links: bool = False) -> str:
+    """The drawing's own tag: its size, its name for screen readers, the smallest scale it takes.
+
+    A drawing with links is a named group, not an image: an image's content is hidden from
+    screen readers, links included (axe: nested-interactive); as a group each box is read and
+    each link is a link of its own, reached by Tab."""
+    role = "group" if has_links else "img"
     return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width:.0f} {height:.0f}" width="100%" '
-            f'role="img" aria-label="{svg_escape(label)}" font-family="{FONT_FAMILY}" '
+            f'role="{role}" aria-label="{svg_escape(label)}" font-family="{FONT_FAMILY}" '
             f'style="max-width: {width:.0f}px; min-width: {width * min_scale:.0f}px; height: auto; display: block;">')
 
 
@@ -226,7 +231,10 @@ def _box_svg(at: _Box, texts: list[str], *, fill: str, stroke: str, radius: floa
                      f'font-size="{font_size:.0f}" fill="{INK}">{svg_escape(text)}</text>')
     if href:
         page_attr = f' data-page="{svg_escape(page)}"' if page else ""
-        return (f'<a href="{svg_escape(href)}" target="_self"{page_attr} style="text-decoration: none">'
+        # Named by its visible words (a name that differs from them confuses voice control).
+        name = svg_escape(" ".join(text for text in texts if text))
+        return (f'<a href="{svg_escape(href)}" target="_self"{page_attr} aria-label="{name}" '
+                f'style="text-decoration: none">'
                 + "".join(parts) + "</a>")
     return "<g>" + "".join(parts) + "</g>"
 
@@ -350,7 +358,9 @@ def pipeline_svg(values: PipelineValues, labels: dict[str, str], links: dict[str
     fs = float(font_size)
     layout = _pipeline_layout(nodes, values, labels, fs)
 
-    out = [_svg_open(layout.width, layout.height, " → ".join(nodes[k].title for k in NODE_KEYS), min_scale)]
+    has_links = any(nodes[k].page is not None and nodes[k].page in links for k in NODE_KEYS)
+    out = [_svg_open(layout.width, layout.height, " → ".join(nodes[k].title for k in NODE_KEYS), min_scale,
+                     has_links)]
     for cluster, title in zip(layout.clusters, layout.cluster_titles):
         out.append(f'<rect x="{cluster.x:.1f}" y="{cluster.y:.1f}" width="{cluster.w:.1f}" height="{cluster.h:.1f}" '
                    f'rx="{fs * 0.6:.1f}" fill="none" stroke="{CLUSTER_LINE}" stroke-dasharray="5,4"/>')
@@ -406,7 +416,7 @@ def chain_svg(boxes: list[ChainBox], skips: list[tuple[int, int, str]], *, label
         y += height + gap_v
     total_w, total_h = margin * 2 + column_w + lane_w, y - gap_v + margin
     head = fs * 0.75
-    out = [_svg_open(total_w, total_h, label, min_scale)]
+    out = [_svg_open(total_w, total_h, label, min_scale, any(box.href for box in boxes))]
     for upper, lower in zip(placed, placed[1:]):
         out.append(svg_arrow([(upper.cx, upper.bottom), (lower.cx, lower.y)], head))
     starts, ends = {i for i, _, _ in skips}, {j for _, j, _ in skips}

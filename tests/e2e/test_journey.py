@@ -161,7 +161,7 @@ def test_attention_stage_opens_multi_head_in_the_same_session(page: Page, app_ur
 
 def test_keyboard_enter_on_a_stage_opens_its_page(page: Page, app_url: str) -> None:
     _open(page, app_url)
-    page.locator(".tj-stage[data-stage='tokens']").focus()
+    page.locator(".tj-stage[data-stage='tokens'] .tj-open").focus()  # the stage's title is its button
     page.keyboard.press("Enter")
     page.wait_for_url(re.compile(r"/tokenization"), timeout=60_000)
 

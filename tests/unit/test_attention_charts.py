@@ -41,7 +41,8 @@ def test_the_head_view_has_a_panel_per_head_and_a_line_per_visible_key(n: int, n
     lines, left, right = spec["spec"]["layer"]
     assert spec["spec"]["height"] == max(160, 18 * n) and spec["spec"]["width"] == 190
     colour = lines["encoding"]["color"]
-    assert colour["scale"] == {"domain": names, "range": [charts.HEAD_COLOURS[h % 10] for h in range(n_head)]}
+    palette = charts.HEAD_COLOURS
+    assert colour["scale"] == {"domain": names, "range": [palette[h % len(palette)] for h in range(n_head)]}
     assert [(t["field"], t["title"]) for t in lines["encoding"]["tooltip"]] == [
         ("head", "head"), ("query", "query 'q'"), ("key", "key"), ("shown", "weight")]
     assert lines["encoding"]["strokeWidth"]["scale"] == {"domain": [0, 1], "range": [0.3, 7]}
@@ -173,15 +174,17 @@ def test_the_head_picker_names_each_head_and_outlines_the_one_shown(selected: tu
     assert spec["params"] == [{"name": HEAD_PICK, "select": {"type": "point", "clear": False, "fields": ["layer", "head"],
                                                              "on": "click"}, "views": [charts.PICK_VIEW]}]
     cells, text = spec["layer"]
-    assert cells["name"] == charts.PICK_VIEW and spec["height"] == {"step": 34} and spec["width"] == "container"
+    assert cells["name"] == charts.PICK_VIEW and spec["height"] == {"step": 44} and spec["width"] == "container"
     assert cells["encoding"]["color"]["field"] == "label" and cells["encoding"]["color"]["title"] == "label"
     assert cells["encoding"]["color"]["legend"]["orient"] == "bottom"
     assert cells["encoding"]["strokeWidth"] == {"condition": {"test": "datum.current", "value": 3}, "value": 0}
     assert [(t["field"], t["title"]) for t in cells["encoding"]["tooltip"]] == [
         ("layer", "layer"), ("head", "head"), ("label", "label"), ("shown", "score")]
-    assert cells["encoding"]["x"]["axis"]["orient"] == "top" and text["encoding"]["text"]["field"] == "shown"
+    # Each cell writes its label over its score: the colour is never the only cue.
+    assert cells["encoding"]["x"]["axis"]["orient"] == "top" and text["encoding"]["text"]["field"] == "cell_text"
     rows = _rows(spec)
     assert [r["shown"] for r in rows] == ["0.50", "—", "0.25", "1.00"]
+    assert [r["cell_text"] for r in rows] == ["broad\n0.50", "self\n—", "previous <b>\n0.25", "broad\n1.00"]
     assert [r["current"] for r in rows] == [selected == (r["layer"], r["head"]) for r in rows]
     assert charts.picked_head({"selection": {HEAD_PICK: [{"layer": 1, "head": 0}]}}) == (1, 0)
 

@@ -215,7 +215,11 @@ def test_a_big_matrix_is_an_image_under_band_axes_and_a_legend() -> None:
     assert [d["row"] for d in y_axis["data"]["values"]] == tokens and x_axis["mark"]["opacity"] == 0
     assert legend["encoding"]["color"]["scale"] == {"domain": [-2.0, 2.0], "reverse": True, "scheme": "redblue"}
     assert legend["encoding"]["color"]["title"] == "value" and spec["height"] == 500
-    assert spec["usermeta"] == {"embedOptions": {"renderer": "canvas"}}
+    assert spec["usermeta"]["embedOptions"] == {"renderer": "canvas"}
+    # What a screen reader gets of the picture: each row's largest value (ui.charts.access).
+    reading = spec["usermeta"]["tj_a11y"]
+    assert [r["row"] for r in reading["rows"]] == tokens
+    assert [r["value"] for r in reading["rows"]] == pytest.approx(matrix.max(axis=1))
     small = matrix_heatmap_vega(np.ones((8, 8)), **TEXT)
     assert small["layer"][0]["mark"]["type"] == "rect" and small["layer"][0]["encoding"]["tooltip"]
 

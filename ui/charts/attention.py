@@ -18,8 +18,8 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
-from ui.charts import vl
-from ui.charts.vl import SEQUENTIAL_BLUES
+from ui.charts import access, palettes, vl
+from ui.charts.vl import CELL_TEXT_LIMIT, SEQUENTIAL_BLUES
 
 MASKED_GREY = "#9e9e9e"
 # Up to this many positions a heatmap sends every cell with its labels and text (what the tests
@@ -27,9 +27,9 @@ MASKED_GREY = "#9e9e9e"
 DENSE_HEATMAP_MAX = 160
 LIGHT_INK, DARK_INK = "#ffffff", "#111111"  # cell text on dark / light cells
 TOKEN_INK, QUERY_INK = "#7b8794", "#e4572e"  # readable on both the light and the dark page
-# Tableau 10: distinct in light and dark themes; one colour per head, the same in every panel.
-HEAD_COLOURS = ("#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#eeca3b", "#b279a2", "#ff9da6",
-                "#9d755d", "#bab0ac")
+# One colour per head, the same in every panel (each panel also names its head): the 3-D map's
+# categories, apart for colour-blind eyes too (ui.charts.palettes).
+HEAD_COLOURS = palettes.CATEGORIES
 
 
 def _head_colours(n: int) -> list[str]:
@@ -155,16 +155,32 @@ def attention_heatmap(
     n = values.shape[0]
     if values.shape != (n, n) or len(labels) != n:
         raise ValueError(f"expected a square {len(labels)}×{len(labels)} matrix, got {values.shape}")
+    reading = _last_query_reading(values, labels, x_title=x_title, y_title=y_title, value_title=value_title,
+                                  value_format=value_format)
     if n > DENSE_HEATMAP_MAX:
-        return _compact_heatmap(values, labels, title=title, x_title=x_title, y_title=y_title,
-                                value_title=value_title, value_format=value_format, scores=scores, cell=cell)
+        compact = _compact_heatmap(values, labels, title=title, x_title=x_title, y_title=y_title,
+                                   value_title=value_title, value_format=value_format, scores=scores, cell=cell)
+        return {**compact, "usermeta": {**(compact.get("usermeta") or {}), access.HINT_KEY: reading}}
     layout = _attention_layout(tuple(labels), x_title, y_title, value_title, masked_text, value_format, cell)
     frame = _attention_frame(values, labels, masked_text, value_format, scores)
     if scores:
         visible = values[np.isfinite(values) & np.tril(np.ones((n, n), dtype=bool))]
         color = {**layout["encoding"]["color"], "scale": _redblue(visible)}
         layout = {**layout, "encoding": {**layout["encoding"], "color": color}}
-    return {**layout, "title": title, "datasets": {_LAYOUT_DATA: frame}}
+    return {**layout, "title": title, "datasets": {_LAYOUT_DATA: frame},
+            "usermeta": {access.HINT_KEY: reading}}
+
+
+def _last_query_reading(values: np.ndarray, labels: Sequence[str], *, x_title: str, y_title: str,
+                        value_title: str, value_format: str) -> dict:
+    """The summary of an attention map (``ui.charts.access``): where the last token, the one
+    that predicts the next, looks most ("query 它, key 苹果 (0.62)"). The table keeps every cell."""
+    last = len(labels) - 1
+    rows = [{"query": labels[last], "key": labels[k], "value": float(values[last, k]),
+             "shown": _shown(float(values[last, k]), value_format)}
+            for k in range(last + 1) if np.isfinite(values[last, k])]
+    return access.hint(rows, value="value", value_title=value_title, shown="shown", summary_only=True,
+                       labels=[("query", y_title), ("key", x_title)])
 
 
 def _redblue(values: np.ndarray) -> dict:
@@ -400,6 +416,8 @@ def head_grid_spec(
     if len(subplot_titles) != n_layer * n_head or len(layer_names) != n_layer or len(head_names) != n_head:
         raise ValueError("one title per panel, one name per layer and one per head are needed")
     scale, bound = _grid_scale(values, scores)
+    reading = _grid_reading(values, labels, subplot_titles, head_title=head_title, query_title=y_title,
+                            key_title=x_title, value_title=value_title, scores=scores)
     image = grid_is_image(n_layer, n_head, n)
     pool = grid_pool_factor(n_layer, n_head, n) if image else 1
     if pool > 1:  # the page says so under the grid (grid_pool_factor)
@@ -417,10 +435,34 @@ def head_grid_spec(
         layers, datasets = _grid_cell_layers(values, grid, labels, subplot_titles, x, y, colour, tips)
     spec: dict = {"layer": layers, "height": int(height or max(320, 190 * n_layer + 60)), "title": title,
                   "view": {"stroke": None}, "resolve": {"legend": {"stroke": "independent"}},
-                  "usermeta": {"embedOptions": {"renderer": "canvas"}}, "$schema": vl.SCHEMA_URL}
+                  "usermeta": {"embedOptions": {"renderer": "canvas"}, access.HINT_KEY: reading},
+                  "$schema": vl.SCHEMA_URL}
     if datasets:
         spec["datasets"] = datasets
     return spec
+
+
+def _grid_reading(values: np.ndarray, labels: Sequence[str], subplot_titles: Sequence[str], *, head_title: str,
+                  query_title: str, key_title: str, value_title: str, scores: bool) -> dict:
+    """What a screen reader gets of the grid (``ui.charts.access``): one row per head, its
+    strongest (query, key) pair; the summary names the strongest of all. The first query is
+    left out of the weights (it can only see itself: always 1). One row per head keeps the
+    reading small for a foreign model's 144 heads."""
+    n_layer, n_head, n, _ = values.shape
+    visible = np.where(np.tril(np.ones((n, n), dtype=bool)), values, -np.inf)
+    visible = np.where(np.isfinite(visible), visible, -np.inf)
+    first = 0 if scores or n == 1 else 1
+    rows = []
+    for layer in range(n_layer):
+        for head in range(n_head):
+            panel = visible[layer, head, first:]
+            query, key = np.unravel_index(int(np.argmax(panel)), panel.shape)
+            value = float(panel[query, key])
+            if np.isfinite(value):
+                rows.append({"head": subplot_titles[layer * n_head + head], "query": labels[int(query) + first],
+                             "key": labels[int(key)], "value": value, "shown": f"{value:.3f}"})
+    return access.hint(rows, value="value", value_title=value_title, shown="shown",
+                       labels=[("head", head_title), ("query", query_title), ("key", key_title)])
 
 
 def _grid_scale(values: np.ndarray, scores: bool) -> tuple[dict, float]:
@@ -716,6 +758,9 @@ def head_picker(
         "score": [float(s) for s in scores],
     })
     frame["shown"] = [f"{s:.2f}" if np.isfinite(s) else "—" for s in frame["score"]]
+    # The label is written in the cell with its score (colour is never the only cue), on two
+    # lines cut to the cell's width; hover shows it whole.
+    frame["cell_text"] = [f"{label}\n{shown}" for label, shown in zip(frame["label"], frame["shown"])]
     frame["current"] = [selected == (lay, h) for lay, h in zip(frame["layer"], frame["head"])]
     x = {"axis": {"labelAngle": 0, "orient": "top"}, "field": "head", "title": x_title, "type": "ordinal"}
     y = {"field": "layer", "title": y_title, "type": "ordinal"}
@@ -723,22 +768,30 @@ def head_picker(
                {"field": "head", "title": x_title, "type": "ordinal"},
                {"field": "label", "title": label_title, "type": "nominal"},
                {"field": "shown", "title": score_title, "type": "nominal"}]
-    # The cell shows the score; the colour names the label (legend below), so the cells stay
-    # readable on a phone where "first-token (sink) 0.68" would not fit.
-    cells = {"mark": {"type": "rect", "cornerRadius": 4, "cursor": "pointer", "stroke": "#e4572e"}, "encoding": {
+    domain = list(dict.fromkeys(frame["label"]))
+    fills = [palettes.SERIES[i % len(palettes.SERIES)] for i in range(len(domain))]  # Okabe–Ito
+    # The chosen head: a black frame (vermillion, the old frame's colour, is now a fill).
+    cells = {"mark": {"type": "rect", "cornerRadius": 4, "cursor": "pointer", "stroke": "#000000"}, "encoding": {
         "color": {"field": "label", "legend": {"direction": "vertical", "labelLimit": 320, "orient": "bottom",
                                                "symbolOpacity": 1, "symbolStrokeWidth": 0, "symbolType": "square"},
-                  "scale": {"scheme": "pastel1"}, "title": label_title, "type": "nominal"},
+                  "scale": {"domain": domain, "range": fills}, "title": label_title, "type": "nominal"},
         "strokeWidth": {"condition": {"test": "datum.current", "value": 3}, "value": 0},
         "tooltip": tooltip, "x": x, "y": y}, "name": PICK_VIEW}
-    text = {"mark": {"type": "text", "color": "#1b1b1b", "fontSize": 12},
-            "encoding": {"text": {"field": "shown", "type": "nominal"}, "tooltip": tooltip, "x": x, "y": y}}
+    inks = [{"test": f"datum.label === {vl.quoted(label)}", "value": palettes.ink_on(fill)}
+            for label, fill in zip(domain, fills)]
+    text = {"mark": {"type": "text", "fontSize": 12, "lineBreak": "\n", "limit": {"expr": CELL_TEXT_LIMIT}},
+            "encoding": {"color": {"condition": inks, "value": "#000000"} if inks else {"value": "#000000"},
+                         "text": {"field": "cell_text", "type": "nominal"}, "tooltip": tooltip, "x": x, "y": y}}
     return {
         "config": {"view": dict(vl.VIEW)}, "layer": [cells, text], "data": {"name": _LAYOUT_DATA},
-        "height": {"step": 34},
+        "height": {"step": 44},  # two lines: the label and the score
         "params": [{"name": HEAD_PICK, "select": {"type": "point", "clear": False, "fields": ["layer", "head"],
                                                   "on": "click"}, "views": [PICK_VIEW]}],
         "title": title, "width": "container", "$schema": vl.SCHEMA_URL, "datasets": {_LAYOUT_DATA: frame},
+        "usermeta": {access.HINT_KEY: access.hint(  # colour names the label: the reading takes the score
+            frame[["layer", "head", "label", "score", "shown"]].to_dict("records"), value="score",
+            value_title=score_title, shown="shown", labels=[("layer", y_title), ("head", x_title),
+                                                            ("label", label_title)])},
     }
 
 

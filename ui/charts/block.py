@@ -14,13 +14,15 @@ from typing import Any
 
 import numpy as np
 
-from ui.charts import vl
+from ui.charts import palettes, vl
 from ui.charts.vl import CELL_TEXT_LIMIT, field as _field, legend as _legend, tooltip as _tip
 from serving.registry import memo
 
 Spec = dict[str, Any]
-KIND_COLORS = {"embed": "#7048e8", "head": "#2f6fdb", "attn_bias": "#74c0fc", "mlp": "#e8590c", "norm_bias": "#868e96"}
-SERIES_COLORS = ["#2f6fdb", "#e8590c", "#2f9e44", "#c2255c", "#9c36b5", "#868e96", "#c9a227"]
+# Okabe–Ito (ui.charts.palettes): apart for colour-blind eyes; lines also differ by dash.
+KIND_COLORS = {"embed": palettes.REDDISH_PURPLE, "head": palettes.BLUE, "attn_bias": palettes.SKY_BLUE,
+               "mlp": palettes.VERMILLION, "norm_bias": palettes.NEUTRAL_GREY}
+SERIES_COLORS = list(palettes.SERIES)
 
 
 def _spec(body: Spec, datasets: dict[str, vl.Rows], title: str, height: int, data: str | None = None) -> Spec:
@@ -86,6 +88,7 @@ def lines(x: Sequence[float], series: dict[str, Sequence[float]], *, title: str,
     encoding = {
         "color": _field("series", "nominal", legend=_legend(labelLimit=300, columns=2),
                         scale={"domain": names, "range": SERIES_COLORS[: len(names)]}, sort=names, title=series_title),
+        "strokeDash": vl.dashes(names, series_title, _legend(labelLimit=300, columns=2)),  # not colour alone
         "tooltip": [_tip("series", series_title), _tip("x_shown", x_title), _tip("shown", y_title)],
         "x": _field("x", "quantitative", title=x_title),
         "y": _field("y", "quantitative", scale={"type": "log"} if log_y else {"zero": False}, title=y_title),

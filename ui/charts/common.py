@@ -334,9 +334,12 @@ def style_vega(spec: dict[str, Any], presenter: bool | None = None) -> dict[str,
 
     Example: style_vega({"mark": "bar"}, presenter=True)["config"]["axis"]["labelFontSize"] -> 16
     """
+    from ui.charts.access import without_hint
+
     on = presenter_on() if presenter is None else presenter
     f = fonts(on)
-    spec = wrap_titles(spec)  # a long title shows whole on a phone, on two or three lines
+    spec = wrap_titles(without_hint(spec))  # a long title shows whole on a phone, on two or three lines
+    # (the builders' screen-reader hint is read on the server, ``chart_summary``: not sent)
     styled = _raise_sizes({k: v for k, v in spec.items() if k != "datasets"}, f) if on else dict(spec)
     if "datasets" in spec:
         styled["datasets"] = spec["datasets"]
@@ -365,14 +368,54 @@ def vega(spec: dict[str, Any], *, live: bool = False, **kwargs: Any) -> Any:
     """
     import streamlit as st
 
+    from ui.chart_table import show_chart_table
+    from ui.i18n import current_language, translate
+
+    lang = current_language()
+    facts, summary = chart_summary(spec, lang)
     styled = style_vega(spec)
+    # Vega writes the description into the chart's aria-label (its name for a screen reader).
+    # A live chart keeps a fixed one: its spec text must stay the same from move to move (the
+    # summary of this move is in the text under it).
+    styled["description"] = translate("charts.a11y.live_name", lang) if live else summary
     if live:
         from ui.charts.live import live_spec
 
         styled = live_spec(styled)
     if styled.get("datasets"):
         styled["datasets"] = {name: arrow_bytes(data) for name, data in styled["datasets"].items()}
-    return st.vega_lite_chart(styled, **kwargs)
+    drawn = st.vega_lite_chart(styled, **kwargs)
+    show_chart_table(facts, summary)
+    return drawn
+
+
+_SUMMARIES: dict[tuple[int, str], tuple[dict[str, Any], Any, str]] = {}
+_SUMMARIES_LIMIT = 64  # the entries hold their specs: few, so an evicted shared spec is not kept long
+
+
+def chart_summary(spec: dict[str, Any], lang: str) -> tuple[Any, str]:
+    """A chart's facts (``ui.charts.access``) and its one-sentence summary in ``lang``.
+
+    Remembered per spec object (specs are shared and memoised: an unchanged chart costs a
+    lookup); the entry holds the spec, so its id cannot be reused while it is remembered.
+
+    Example: chart_summary(bar_chart(["a"], [1.0], title="p", x_title="p", y_title="t"), "en")[1]
+        -> "p. Highest p: t a (1.000)."
+    """
+    from ui.charts.access import chart_facts, summary_sentence
+
+    key = (id(spec), lang)
+    with _ARROW_LOCK:
+        hit = _SUMMARIES.get(key)
+    if hit is not None and hit[0] is spec:
+        return hit[1], hit[2]
+    facts = chart_facts(spec)
+    summary = summary_sentence(facts, lang)
+    with _ARROW_LOCK:
+        if len(_SUMMARIES) >= _SUMMARIES_LIMIT:
+            _SUMMARIES.pop(next(iter(_SUMMARIES)))
+        _SUMMARIES[key] = (spec, facts, summary)
+    return facts, summary
 
 
 _ARROW: dict[int, tuple[Any, bytes]] = {}

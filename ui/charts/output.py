@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from serving.registry import memo
-from ui.charts import vl
+from ui.charts import palettes, vl
 from ui.charts.common import heatmap
 from ui.charts.vl import CELL_TEXT_LIMIT, SEQUENTIAL_BLUES, TABLE
 from ui.charts.vl import field as _field, legend_below as _legend_below, scale as _scale, tooltip as _tip
@@ -25,14 +25,15 @@ from ui.tokens import display_token, token_labels  # noqa: F401  (token_labels: 
 VEGA_LITE_SCHEMA = vl.SCHEMA_URL
 
 # Colours that read on Streamlit's light and dark backgrounds alike.
+# Okabe–Ito where colours tell series apart (ui.charts.palettes: apart for colour-blind eyes).
 ORIGINAL_COLOR = "#9aa5b1"  # grey-blue: "before"
-AFTER_COLOR = "#2f6fdb"  # the app's primary blue: "after the knobs"
-TAIL_COLOR = "#c9a227"  # amber: the long tail of the vocabulary
-CACHED_COLOR = "#2f9e44"  # green: with the KV cache
-RECOMPUTE_COLOR = "#e8590c"  # orange: recompute everything
-MASKED_COLOR = "#868e96"
-VISIBLE_COLOR = "#74c0fc"
-NEW_ROW_COLOR = "#1c7ed6"
+AFTER_COLOR = palettes.BLUE  # "after the knobs"
+TAIL_COLOR = palettes.ORANGE  # the long tail of the vocabulary
+CACHED_COLOR = palettes.BLUISH_GREEN  # with the KV cache
+RECOMPUTE_COLOR = palettes.VERMILLION  # recompute everything
+MASKED_COLOR = palettes.NEUTRAL_GREY
+VISIBLE_COLOR = palettes.SKY_BLUE
+NEW_ROW_COLOR = palettes.BLUE
 DARK_TEXT = "#1b1b1b"  # text drawn on light cells
 PROB_TICKS = [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]  # room is left above 1 for labels; no tick claims p > 1
 LABEL_TEXT = "#76808f"  # value labels beside bars: readable on the light and the dark background
@@ -370,6 +371,7 @@ def two_series_line_chart(
     encoding = {
         "color": _field("series", "nominal", legend=_legend_below(), scale=_scale(names, colors), sort=names,
                         title=series_title),
+        "strokeDash": vl.dashes(names, series_title, _legend_below()),  # each line its dash: not colour alone
         "tooltip": [_tip("step", x_title, "quantitative"), _tip("series", series_title), _tip("shown", y_title)],
         "x": _field("step", "quantitative", axis={"format": "d", "tickMinStep": 1}, title=x_title),
         "y": _field("value", "quantitative", scale={"type": "log"} if log_scale else {"zero": True}, title=y_title),
@@ -490,6 +492,7 @@ def kv_growth_chart(
         "color": _field("series", "nominal", legend=_legend_below(),
                         scale=_scale(names, [RECOMPUTE_COLOR, AFTER_COLOR, CACHED_COLOR][: len(names)]), sort=names,
                         title=series_title),
+        "strokeDash": vl.dashes(names, series_title, _legend_below()),  # each line its dash: not colour alone
         "tooltip": [_tip("series", series_title), _tip("tokens", x_title, "quantitative", format=","),
                     _tip("shown", y_title)],
         "x": _field("tokens", "quantitative", axis={"format": "~s"}, scale={"type": "log"}, title=x_title),

@@ -14,16 +14,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ui.charts import vl
+from ui.charts import palettes, vl
 from ui.charts.common import wrap_title
 from ui.charts.vectors import matrix_chart, matrix_heatmap_vega
 
 __all__ = ["matrix_heatmap_vega", "matrix_chart", "waves", "frequency_chart",
            "rotation_panels_vega", "score_by_offset", "PairPanel", "RotationText"]
 
-Q_COLOUR = "#2f6fdb"  # blue: the query
-K_COLOUR = "#e8590c"  # orange: the key
-SERIES_COLOURS = ("#2f6fdb", "#e8590c", "#2b9348", "#9c36b5")
+Q_COLOUR = palettes.BLUE  # the query
+K_COLOUR = palettes.VERMILLION  # the key
+SERIES_COLOURS = palettes.SERIES[:4]  # Okabe–Ito: apart for colour-blind eyes (and dashed: LINE_STYLES)
 LINE_STYLES = ((7.0, [1, 0], 60), (3.5, [8, 5], 30), (1.5, [2, 3], 10))  # width, dash, point size
 
 

@@ -14,11 +14,14 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ui.charts.vectors import ARROW_COLOURS, CATEGORY_COLOURS, OTHER_COLOUR, PROMPT_COLOUR, MapText
+
+if TYPE_CHECKING:
+    from ui.charts.access import ChartFacts
 
 OTHER_RADIUS, CATEGORY_RADIUS, PROMPT_RADIUS = 1.8, 3.2, 6.0  # CSS pixels at the cube's centre
 MAP_HEIGHT, ARROWS_HEIGHT = 620, 440
@@ -186,3 +189,54 @@ def arrows_space(
         "range": [low, 1.1 * reach],
         "labels": space_labels.as_dict(),
     }
+
+
+def space_facts(data: Mapping[str, Any]) -> "ChartFacts":
+    """The 3-D space as a screen reader gets it (``ui.charts.access``): one table row per point
+    (token, group, three coordinates) or per arrow (name, tip).
+
+    Example: space_facts(arrows_space({"king": [1, 0, 0]}, ...)).rows -> (("king", "1", "0", "0"),)
+    """
+    from ui.charts.access import TABLE_ROW_LIMIT, ChartFacts, cell_text
+
+    labels, axes = data.get("labels") or {}, list(data.get("axes") or ("x", "y", "z"))
+    if data.get("arrows"):
+        headers = (labels.get("vector", ""), *axes)
+        rows = [(a["name"], *(cell_text(float(c)) for c in a["tip"])) for a in data["arrows"]]
+    else:
+        points, groups = data["points"], data["groups"]
+        headers = (labels.get("token", ""), labels.get("group", ""), *axes)
+        rows = [(label, groups[g]["name"], cell_text(x), cell_text(y), cell_text(z)) for label, g, x, y, z
+                in zip(points["label"], points["group"], points["x"], points["y"], points["z"])]
+        # The ringed prompt tokens first: what this prompt adds to the map.
+        rows.sort(key=lambda row: not any(g.get("ring") and g["name"] == row[1] for g in groups))
+    return ChartFacts(name=str(data.get("title", "")), headers=tuple(headers),
+                      rows=tuple(tuple(row) for row in rows[:TABLE_ROW_LIMIT]), total_rows=len(rows))
+
+
+def space_summary(data: Mapping[str, Any], lang: str) -> str:
+    """One sentence for a screen reader: the groups and their sizes, then the prompt's ringed
+    tokens; or the arrows and their tips.
+
+    Example: space_summary(map_data, "en") -> "Token map: 412 points in 3 groups (other 380, fruit 20, prompt 12).
+             prompt: I, like, apples."
+    """
+    from ui.i18n import translate
+
+    name = str(data.get("title", ""))
+    sep = translate("charts.a11y.label_sep", lang)
+    if data.get("arrows"):
+        tips = sep.join(f"{a['name']} ({', '.join(format(float(c), '.3g') for c in a['tip'])})" for a in data["arrows"])
+        return translate("charts.a11y.space_arrows", lang, name=name, arrows=len(data["arrows"]), arrow_list=tips)
+    points, groups = data["points"], data["groups"]
+    counts = [0] * len(groups)
+    for g in points["group"]:
+        counts[g] += 1
+    listed = sep.join(translate("charts.a11y.count", lang, name=g["name"], count=c) for g, c in zip(groups, counts))
+    text = translate("charts.a11y.space_groups", lang, name=name, points=len(points["group"]), groups=len(groups),
+                     group_list=listed)
+    for index, group in enumerate(groups):
+        if group.get("ring"):
+            tokens = [label for label, g in zip(points["label"], points["group"]) if g == index]
+            text += " " + translate("charts.a11y.space_ring", lang, group=group["name"], tokens=sep.join(tokens))
+    return text

@@ -20,7 +20,7 @@ from functools import lru_cache
 from typing import Any
 
 from core.text.bpe_view import display_width, layout_chips
-from ui.charts import vl
+from ui.charts import access, vl
 from ui.charts.common import wrap_title
 from ui.charts.vl import CJK_FONT
 
@@ -234,6 +234,11 @@ def token_chips(
     spec["title"] = wrap_title(title)  # a phone shows a long title whole, on two lines
     spec["params"] = [{"name": "line_width", "value": width}]
     spec["datasets"] = {_CHIPS: records}
+    # For a screen reader: the chips in order (the summary lists them), their details as a table.
+    spec["usermeta"] = {access.HINT_KEY: access.hint(
+        [{"full": r["full"], "position": r["position"], **{k: v for k, v in r.items() if k.startswith("detail_")}}
+         for r in records], value="position", value_title="", items="full",
+        labels=[("full", token_title)] + [(f"detail_{i}", name) for i, name in enumerate(detail_titles)])}
     return spec
 
 

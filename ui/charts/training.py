@@ -18,13 +18,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ui.charts import vl
+from ui.charts import palettes, vl
 from ui.charts.output import LABEL_TEXT  # text beside marks: readable on light and dark
 
-TRAIN_COLOUR = "#4c78a8"
-HELD_COLOUR = "#f58518"
-MARK_COLOUR = "#e45756"
-UNIFORM_COLOUR = "#9d9d9d"
+# Okabe–Ito (ui.charts.palettes): training, held-out, the marker and the uniform guess stay
+# apart for colour-blind eyes.
+TRAIN_COLOUR = palettes.BLUE
+HELD_COLOUR = palettes.ORANGE
+MARK_COLOUR = palettes.VERMILLION
+UNIFORM_COLOUR = palettes.NEUTRAL_GREY
 
 
 @dataclass(frozen=True)

@@ -13,20 +13,17 @@ from typing import Any
 
 import numpy as np
 
-from ui.charts import vl
+from ui.charts import access, palettes, vl
 
-OTHER_COLOUR = "#9e9e9e"  # grey: tokens that belong to no category
+OTHER_COLOUR = palettes.NEUTRAL_GREY  # grey: tokens that belong to no category
 PROMPT_COLOUR = "#ff7f0e"  # orange ring: readable on the white and the dark theme
-# The "Bold" then "Safe" qualitative palettes (CARTO; as Plotly ships them): they read on both
-# themes. Bold's grey is reserved for "other" and its orange for the prompt's tokens, and Safe's
-# grey dropped, so none of them is used for a category.
-CATEGORY_COLOURS: tuple[str, ...] = (
-    "#7f3c8d", "#11a579", "#3969ac", "#f2b701", "#e73f74", "#80ba5a", "#008695", "#cf1c90", "#f97b72",
-    "#88ccee", "#cc6677", "#ddcc77", "#117733", "#332288", "#aa4499", "#44aa99", "#999933", "#882255", "#661100",
-)
+# Okabe–Ito and four colours searched to stay as far apart (ui.charts.palettes): each category
+# stays distinct from every other and from "other" for colour-blind eyes too; the legend and
+# the hover name each dot's group.
+CATEGORY_COLOURS: tuple[str, ...] = tuple(c.lower() for c in palettes.CATEGORIES)
 MAX_ANNOTATED_CELLS = 400  # beyond this, numbers in cells are unreadable: hover instead
-PAIR_COLOURS: tuple[str, ...] = ("#7048e8", "#1098ad", "#f59f00", "#d6336c", "#37b24d", "#868e96")
-ARROW_COLOURS: tuple[str, ...] = ("#2f6fdb", "#e8590c", "#2b9348", "#9c36b5", "#c92a2a", "#1098ad")
+PAIR_COLOURS: tuple[str, ...] = palettes.SERIES[:5] + (palettes.NEUTRAL_GREY,)
+ARROW_COLOURS: tuple[str, ...] = palettes.SERIES[:6]
 
 
 RECT_MAX_CELLS = 4096
@@ -179,7 +176,20 @@ def _heat_image_spec(values: np.ndarray, x: vl.Spec, y: vl.Spec, *, title: str, 
         {"data": {"values": [{"value": end} for end in ends]}, "mark": hidden, "encoding": {
             "color": vl.field("value", "quantitative", scale=_colour_scale(symmetric, bound), title=value_title)}},
     ]
-    return {"layer": layers, "height": int(height), "title": title, "usermeta": _on_canvas(), "$schema": vl.SCHEMA_URL}
+    return {"layer": layers, "height": int(height), "title": title,
+            "usermeta": {**_on_canvas(), access.HINT_KEY: _image_reading(values, x, y, value_title)},
+            "$schema": vl.SCHEMA_URL}
+
+
+def _image_reading(values: np.ndarray, x: vl.Spec, y: vl.Spec, value_title: str) -> vl.Spec:
+    """What a screen reader gets of a matrix drawn as one image (``ui.charts.access``): each
+    row's largest value and its column; the summary names the largest of all."""
+    safe = np.where(np.isfinite(values), values, -np.inf)
+    best = safe.argmax(axis=1)
+    rows = [{"row": row_name, "col": x["sort"][int(col)], "value": float(safe[i, col]), "shown": f"{safe[i, col]:.4f}"}
+            for i, (row_name, col) in enumerate(zip(y["sort"], best)) if np.isfinite(safe[i, col])]
+    return access.hint(rows, value="value", value_title=value_title, shown="shown",
+                       labels=[("row", y["title"]), ("col", x["title"])])
 
 
 def matrix_chart(matrix: np.ndarray, *, key: str, cell_px: int | None = None, **text: Any) -> None:

@@ -87,6 +87,23 @@ def scale(domain: Sequence[Any], colors: Sequence[str]) -> Spec:
     return {"domain": list(domain), "range": list(colors)}
 
 
+def dashes(domain: Sequence[Any], title: Any, legend_spec: Spec | None = None) -> Spec:
+    """A ``strokeDash`` channel on the ``series`` field: each line its own dash pattern, so lines
+    tell themselves apart without colour (the legend merges with the colour legend when its
+    title and legend settings are the same).
+
+    Example: dashes(["a", "b"], "series")["scale"]["range"] -> [[1, 0], [6, 3]]
+    """
+    from ui.charts.palettes import DASHES
+
+    patterns = [list(DASHES[i % len(DASHES)]) for i in range(len(domain))]
+    channel: Spec = {"field": "series", "type": "nominal", "sort": list(domain), "title": title,
+                     "scale": {"domain": list(domain), "range": patterns}}
+    if legend_spec is not None:
+        channel["legend"] = legend_spec
+    return channel
+
+
 def condition(test: str, then: Any, otherwise: Any) -> Spec:
     """A value channel that is ``then`` where the Vega expression ``test`` holds, else ``otherwise``.
 

@@ -54,5 +54,13 @@ def cached(builder: Any, args: tuple = (), kwargs: Mapping[str, Any] | None = No
 
 
 def space3d(data: Mapping[str, Any], *, key: str) -> None:
-    """Draw one 3-D space; ``key`` names it (its rotation survives reruns under that key)."""
-    _mount(key=key, data={**data, "presenter": presenter_on()}, width="stretch", height="content")
+    """Draw one 3-D space; ``key`` names it (its rotation survives reruns under that key).
+
+    The canvas is named by a one-sentence summary and followed by its numbers as a table."""
+    from ui.chart_table import show_chart_table
+    from ui.charts.space3d import space_facts, space_summary
+    from ui.i18n import current_language
+
+    summary = space_summary(data, current_language())
+    _mount(key=key, data={**data, "summary": summary, "presenter": presenter_on()}, width="stretch", height="content")
+    show_chart_table(space_facts(data), summary)

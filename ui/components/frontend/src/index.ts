@@ -189,15 +189,34 @@ export default function mount(component: Component): () => void {
   }
   layerSelect.value = String(V.layer);
   layerLabel.append(layerSelect);
+  // The heads are one radio group: one Tab stop (the chosen head), arrow keys move the choice
+  // (WAI-ARIA radio group pattern), Home/End jump to the first/last head.
   const headBox = el("div", "tj-heads");
   headBox.setAttribute("role", "radiogroup");
-  headBox.setAttribute("aria-label", L("head"));
-  headBox.append(el("span", "tj-heads-label", L("head")));
+  const headsLabel = el("span", "tj-heads-label", L("head"));
+  headsLabel.id = `tj-heads-label-${key.replace(/[^\w-]/g, "_")}`;
+  headBox.setAttribute("aria-labelledby", headsLabel.id);
+  headBox.append(headsLabel);
   const headButtons: HTMLButtonElement[] = [];
+  const pickHead = (h: number, focus: boolean) => {
+    V.head = h; drawArcs(); markHeads();
+    if (focus) headButtons[h].focus();
+  };
   for (let h = 0; h < J.model.n_head; h++) {
     const b = el("button", "tj-head", String(h));
+    b.type = "button";
     b.setAttribute("role", "radio");
-    b.addEventListener("click", () => { V.head = h; drawArcs(); markHeads(); });
+    b.addEventListener("click", () => pickHead(h, false));
+    b.addEventListener("keydown", (e) => {
+      const last = J.model.n_head - 1;
+      const to = e.key === "ArrowRight" || e.key === "ArrowDown" ? (V.head + 1) % (last + 1)
+        : e.key === "ArrowLeft" || e.key === "ArrowUp" ? (V.head + last) % (last + 1)
+        : e.key === "Home" ? 0 : e.key === "End" ? last : -1;
+      if (to < 0) return;
+      e.preventDefault();
+      e.stopPropagation(); // not the block's own arrow keys (they move the query)
+      pickHead(to, true);
+    });
     headButtons.push(b);
     headBox.append(b);
   }
@@ -215,25 +234,31 @@ export default function mount(component: Component): () => void {
   root.append(strip);
   const stages: Stage[] = [];
   function stage(id: string, title: string, shape: string, pageKey: string, parent: HTMLElement = strip): HTMLElement {
+    // A stage is a named group (its title); the page it opens is a button holding the title:
+    // its name starts with its visible words (axe: label-content-name-mismatch), and a group,
+    // unlike a whole box playing "link", may hold the knobs and buttons inside it.
     const node = el("section", "tj-stage");
     node.dataset.stage = id;
     const page = data.pages[pageKey] ?? null;
-    node.tabIndex = 0;
-    node.setAttribute("role", page ? "link" : "group");
-    node.setAttribute("aria-label", page ? `${title} — ${L("open")}` : title);
+    node.setAttribute("role", "group");
+    const titleId = `tj-${key.replace(/[^\w-]/g, "_")}-${id}`;
     const head = el("div", "tj-stage-head");
-    head.append(el("span", "tj-stage-title", title));
+    const titleEl = page ? el("button", "tj-stage-title tj-open", title) : el("span", "tj-stage-title", title);
+    titleEl.id = titleId;
+    node.setAttribute("aria-labelledby", titleId);
+    head.append(titleEl);
     if (shape) head.append(el("span", "tj-shape", shape));
     node.append(head);
     if (page) {
       node.classList.add("clickable");
       const go = () => setTriggerValue("action", { kind: "open", page });
+      const button = titleEl as HTMLButtonElement;
+      button.type = "button";
+      button.setAttribute("aria-label", `${title} — ${L("open")}`);
+      button.addEventListener("click", (e) => { e.stopPropagation(); go(); });
       node.addEventListener("click", (e) => {
         if ((e.target as Element).closest("button,input,select,.tj-knobs")) return;
         go();
-      });
-      node.addEventListener("keydown", (e) => {
-        if ((e.key === "Enter" || e.key === " ") && e.target === node) { e.preventDefault(); go(); }
       });
     }
     parent.append(node);
@@ -361,7 +386,7 @@ export default function mount(component: Component): () => void {
         drawArcs();
       }
     });
-    node.addEventListener("focus", () => { V.layer = l; layerSelect.value = String(l); markLayer(false); });
+    node.addEventListener("focusin", () => { V.layer = l; layerSelect.value = String(l); markLayer(false); });
   });
 
   function drawArcs() {
@@ -397,6 +422,7 @@ export default function mount(component: Component): () => void {
   function markHeads() {
     headButtons.forEach((b, h) => {
       b.setAttribute("aria-checked", String(h === V.head));
+      b.tabIndex = h === V.head ? 0 : -1;
       b.classList.toggle("on", h === V.head);
     });
   }
@@ -454,10 +480,12 @@ export default function mount(component: Component): () => void {
   knob("top_p", 0.05, 1, 0.05, () => V.knobs.topP, (v) => (V.knobs.topP = v), (v) => (v >= 1 ? L("off") : v.toFixed(2)));
   sProb.append(knobs);
   const bars = el("div", "tj-bars");
+  bars.setAttribute("role", "list"); // each row a list item: its name (token and p) is allowed there
   const barRows: { fillEl: HTMLElement; val: HTMLElement; row: HTMLElement }[] = [];
   J.top.forEach((t, i) => {
     const row = el("div", "tj-bar-row");
     row.dataset.id = String(t.id);
+    row.setAttribute("role", "listitem");
     row.tabIndex = 0;
     const label = el("span", "tj-bar-label", t.label);
     const track = el("span", "tj-bar-track");

@@ -41,6 +41,7 @@ interface Labels {
 }
 interface Data {
   title: string;
+  summary?: string; // one sentence for screen readers: what the map shows for this prompt
   axes: [string, string, string];
   height: number;
   groups: Group[];
@@ -166,7 +167,9 @@ export default function mount(component: Component): () => void {
   const canvas = el("canvas", "s3-canvas");
   canvas.tabIndex = 0;
   canvas.setAttribute("role", "img");
-  canvas.setAttribute("aria-label", `${data.title}. ${L.hint}`);
+  // The summary for this prompt (Python writes it, ui.charts.space3d.space_summary); the
+  // numbers as a table follow the component on the page.
+  canvas.setAttribute("aria-label", [data.summary || `${data.title}.`, L.hint].join(" "));
   const tip = el("div", "s3-tip");
   tip.setAttribute("role", "status");
   tip.hidden = true;
