@@ -163,6 +163,7 @@ def _query(page: Page) -> dict[str, str]:
 
 
 def test_values_survive_a_page_change_and_come_back_from_a_link(page: Page, app_url: str, browser: Browser) -> None:
+    sent = _count_frames(page)
     _open(page, f"{app_url}/logits_sampling")
     _set(page, LOGITS_LAB, "temperature", "0.5")
     _set(page, LOGITS_LAB, "top_p", "0.8")
@@ -173,6 +174,17 @@ def test_values_survive_a_page_change_and_come_back_from_a_link(page: Page, app_
     expect(page.locator(GEN_LAB)).to_be_visible(timeout=60_000)
     assert _shown(page, GEN_LAB)["knobs"] == {"temperature": 0.5, "topK": 0, "topP": 0.8}
     assert _query(page).get("sampling_temperature") == "0.5"  # merged again after Streamlit's own URL
+    # Generation's preview answers in the browser too: arrow keys on its top-k box, no frame.
+    page.wait_for_timeout(500)
+    frames = sent[0]
+    page.locator(f"{GEN_LAB} .knob[data-knob='top_k'] input").focus()
+    page.keyboard.press("ArrowUp")
+    page.keyboard.press("ArrowUp")
+    assert _shown(page, GEN_LAB)["knobs"]["topK"] == 2 and "top-k = 2" in _shown(page, GEN_LAB)["title"]
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("ArrowDown")
+    page.wait_for_timeout(800)
+    assert sent[0] == frames, "moving Generation's knob sent a message to the server"
     # Next token carries them: the server commits them (the stale hint goes away after the run).
     page.locator(f"{GEN_LAB} button[data-action='next']").click()
     wait_for_app(page)
