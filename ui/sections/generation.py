@@ -201,7 +201,8 @@ def _preview(page: Page, gen_state: GenerationState | None, max_new: int) -> Non
     shown = [int(i) for i in ranking[:PREVIEW_TOKENS]]
     labels = token_labels(page.loaded.tokenizer, shown)
     finished = gen_state is None or gen_state.finished
-    st.markdown(t("generation.preview.title"))
+    if not finished:  # once the text has stopped there is no next token to preview: knobs and buttons only
+        st.markdown(t("generation.preview.title"))
     sampling_lab.lab(
         key=PREVIEW_KEY, logits=logits, shown_ids=shown, shown_labels=labels, top_label=labels[0], vocab_size=vocab,
         words=sampling_lab.labels(
@@ -211,7 +212,7 @@ def _preview(page: Page, gen_state: GenerationState | None, max_new: int) -> Non
         buttons=(sampling_lab.Button("next", t("generation.next"), primary=True, disabled=finished),
                  sampling_lab.Button("run", t("generation.run", n=max_new), disabled=finished),
                  sampling_lab.Button("reset", t("generation.reset"))),
-        parts=("note", "chart", "cuts"),
+        parts=("note",) if finished else ("note", "chart", "cuts"),
     )
 
 
