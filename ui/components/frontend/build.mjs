@@ -1,6 +1,8 @@
 // Build the app's components, each one ES module with no CDN: the Overview's journey picture
 // (src/index.ts -> build/journey.js, src/journey.css -> build/journey.css) and the 3-D point
-// space (src/space3d.ts -> build/space3d.js, src/space3d.css -> build/space3d.css); then
+// space (src/space3d.ts -> build/space3d.js, src/space3d.css -> build/space3d.css) and the
+// sampling knobs of the Logits and Generation pages (src/sampling_lab.ts -> build/sampling_lab.js,
+// bundling knob_state.ts, the browser knobs' shared state); then
 // build/SOURCE_HASH: the sha256 of the sources (see sourceHash below;
 // tests/unit/test_component_bundles.py recomputes it and fails when a committed bundle was
 // built from other sources). Run: npm ci && npm run build
@@ -42,6 +44,7 @@ mkdirSync(out, { recursive: true });
 const ENTRIES = [
   { name: "journey", entry: "index.ts", css: "journey.css", what: "the journey component" },
   { name: "space3d", entry: "space3d.ts", css: "space3d.css", what: "the 3-D point space" },
+  { name: "sampling_lab", entry: "sampling_lab.ts", css: "sampling_lab.css", what: "the sampling knobs" },
 ];
 for (const { name, entry, css, what } of ENTRIES) {
   await build({
