@@ -42,6 +42,7 @@ mkdirSync(out, { recursive: true });
 const ENTRIES = [
   { name: "journey", entry: "index.ts", css: "journey.css", what: "the journey component" },
   { name: "space3d", entry: "space3d.ts", css: "space3d.css", what: "the 3-D point space" },
+  { name: "bpe_steps", entry: "bpe_steps.ts", css: "bpe_steps.css", what: "the BPE merge steps" },
 ];
 for (const { name, entry, css, what } of ENTRIES) {
   await build({
