@@ -354,6 +354,8 @@ def _lab_default(lang: str) -> list[list[Any]]:
 as_json("embeddings_lab_rows", _lab_rows, _lab_default, _E, "state.embeddings.table")
 flag("embeddings_lab_normalise", False, _E, "embeddings.lab.normalise")
 integer("embeddings_nn_k", 3, 30, 10, _E, "embeddings.nn.k")
+flag("embeddings_map_only", False, _E, "embeddings.map.only_categories")  # shown in the browser (space3d)
+choice("embeddings_map_fit", ("all", "categories"), "all", _E, "embeddings.map.fit")
 
 _L = ("logits_sampling",)
 integer("logits_sampling_top_n", 5, 30, 10, _L, "logits_sampling.top_n")

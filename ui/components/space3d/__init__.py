@@ -6,7 +6,9 @@ Embeddings page's first drawing took seconds); this component sorts about a thou
 depth and paints them on a canvas in milliseconds. Python builds the data
 (``ui.charts.space3d``, once per input, shared read-only); the browser keeps each map's
 rotation, zoom and hidden legend groups across reruns, and shows or hides a group without
-a round trip. The component sends nothing back, so no value from the browser is read here.
+a round trip; the embedding map's own toggles (hide the uncategorised tokens, which PCA fit)
+answer there too, their durable values kept in the address bar (``knob_state.ts``). The
+component sends nothing back, so no value from the browser is read here.
 """
 
 from __future__ import annotations
@@ -53,6 +55,12 @@ def cached(builder: Any, args: tuple = (), kwargs: Mapping[str, Any] | None = No
     return build(builder, tuple(args), dict(kwargs or {}))
 
 
-def space3d(data: Mapping[str, Any], *, key: str) -> None:
-    """Draw one 3-D space; ``key`` names it (its rotation survives reruns under that key)."""
-    _mount(key=key, data={**data, "presenter": presenter_on()}, width="stretch", height="content")
+def space3d(data: Mapping[str, Any], *, key: str, views: Mapping[str, Any] | None = None) -> None:
+    """Draw one 3-D space; ``key`` names it (its rotation survives reruns under that key).
+
+    ``views`` (the embedding map's display toggles, answered in the browser): ``knobs`` (``only``
+    and ``fit``: {name, value, default} of their ``ui.state`` values), ``only_label``,
+    ``fit_label``, ``fit_help``, ``other_group`` (the group "only categories" hides) and ``fits``
+    (per fit: key, label, axes, x, y, z of every point in ``data``'s order, caption).
+    """
+    _mount(key=key, data={**data, "views": views, "presenter": presenter_on()}, width="stretch", height="content")
