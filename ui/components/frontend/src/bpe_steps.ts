@@ -73,6 +73,7 @@ export default function mount(component: Component): () => void {
   const button = (text: string, label: string, cls = "bpe-btn") => {
     const b = el("button", cls, text);
     b.type = "button";
+    b.dataset.act = ["first", "back", "play", "forward", "last"][controls.children.length];
     if (label) { b.title = label; b.setAttribute("aria-label", label); }
     controls.appendChild(b);
     return b;
