@@ -146,10 +146,10 @@ def test_a_linked_head_and_the_scores_toggle_reach_the_browser() -> None:
     at.toggle(key="mha_scores").set_value(True).run()
     assert_clean(at)
     assert browser_heads(at)["show_scores"] is True
-    at.session_state[state.durable_key("mha_head")] = 200  # a bigger model's head: this model's last
+    at.session_state[state.durable_key("mha_head")] = 200  # a bigger model's head: the default
     at.run()
     assert not at.exception
-    assert browser_heads(at)["knobs"]["head"]["value"] == cfg.n_head - 1
+    assert browser_heads(at)["knobs"]["head"]["value"] == 0
     at.session_state[state.durable_key("mha_head")] = "x"  # a tampered value: the default, with a note
     at.run()
     assert not at.exception

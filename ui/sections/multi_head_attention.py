@@ -161,8 +161,15 @@ def browser_heads(model_name: str, prompt: str, n_layer: int, n_head: int) -> tu
     lang = st.session_state.get("lang", "en")
     show_scores = st.toggle(t("multi_head_attention.show_scores"), **state.bind("mha_scores"),
                             help=t("multi_head_attention.show_scores.help"))
-    layer = min(int(state.get("mha_layer")), n_layer - 1)
-    head = min(int(state.get("mha_head")), n_head - 1)
+    # Out of this model's heads (a link made for a bigger model): the default, as the server's boxes do.
+    layer, head = int(state.get("mha_layer")), int(state.get("mha_head"))
+    if layer >= n_layer:
+        layer = 0
+        state.put("mha_layer", layer)
+    if head >= n_head:
+        head = 0
+        state.put("mha_head", head)
+    state.show_notes()  # a crafted value's fallback note
     mha_heads.mha_heads(browser_heads_data(model_name, prompt, lang), layer=layer, head=head,
                         show_scores=bool(show_scores), key="mha_heads")
     return layer, head, bool(show_scores)
