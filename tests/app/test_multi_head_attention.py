@@ -98,11 +98,13 @@ def test_renders_in_both_languages(lang: str) -> None:
     at = open_page(PAGE, lang=lang, prompt=PROMPT)
     assert_clean(at)
     assert translate("multi_head_attention.title", lang) in at.title[0].value
-    for key in ("mha_query", "mha_coref"):
-        assert at.selectbox(key=key) is not None
+    assert at.selectbox(key="mha_coref") is not None
     assert at.toggle(key="mha_scores") is not None and at.toggle(key="mha_grid") is not None
     data = browser_heads(at)
     assert data["knobs"]["layer"] == {"name": "mha_layer", "value": 0, "default": 0}
+    n = len(data["labels"])
+    assert data["knobs"]["query"]["value"] == n - 1 == data["knobs"]["query"]["default"]  # the head view: the last token
+    assert data["tokens"] == ["The", "␣capital", "␣of", "␣France", "␣is"]
     assert all("⟦" not in v for v in data["text"].values()), "a translation key is missing"
     assert data["text"]["query"] == translate("multi_head_attention.axis.query", lang)
     assert len(grid_elements(at)) == 1, "the all-heads grid is one chart"
@@ -129,6 +131,22 @@ def test_every_heads_cells_are_the_trace_values() -> None:
     behaviours = ha.label_heads(ha.stack_patterns(trace, cfg.n_layer))
     assert [b["scores"] for b in data["behaviours"]] == [[f"{b.scores[k]:.3f}" for k in ha.BEHAVIOURS]
                                                          for b in behaviours]
+
+
+def test_a_new_prompt_starts_the_head_view_at_its_last_token() -> None:
+    from ui import state
+
+    at = open_page(PAGE, prompt=PROMPT)
+    at.session_state[state.durable_key("mha_query")] = 1
+    at.run()
+    first = browser_heads(at)["knobs"]["query"]
+    assert first["value"] == 1
+    at.session_state["prompt"] = "The capital of Japan is a city"
+    at.run()
+    assert_clean(at)
+    data = browser_heads(at)
+    n = len(data["labels"])
+    assert data["knobs"]["query"]["value"] == n - 1 and data["knobs"]["query"]["scope"] != first["scope"]
 
 
 def test_a_linked_head_and_the_scores_toggle_reach_the_browser() -> None:
@@ -224,6 +242,7 @@ def test_the_server_picker_labels_every_head() -> None:
                for p in picker.get("params", []))
 
 
+@pytest.mark.usefixtures("server_pickers")
 def test_head_view_follows_the_chosen_query() -> None:
     at = open_page(PAGE, prompt=PROMPT)
     n = len(model().tokenizer.encode(PROMPT))
@@ -383,6 +402,7 @@ def test_another_head_changes_the_heatmaps_data_not_its_spec() -> None:
     assert all(chart_title(vega_spec(charts[enlarged])) == titles[head] for head, charts in seen.items())
 
 
+@pytest.mark.usefixtures("server_pickers")
 def test_another_query_changes_the_head_views_data_not_its_spec() -> None:
     """The head view's query select: the same spec text, another title (it names the token)."""
     at = open_page("multi_head_attention", lang="en")

@@ -158,7 +158,6 @@ def test_crafted_prompt_preset_keeps_the_prompt(monkeypatch: pytest.MonkeyPatch)
 SETTINGS: tuple[tuple[str, str, str, Any], ...] = (
     # page, widget kind, widget key, a value that is not the default
     ("multi_head_attention", "toggle", "mha_scores", True),
-    ("multi_head_attention", "selectbox", "mha_query", 1),
     ("positional_encoding", "slider", "pe_d_model", 16),
     ("positional_encoding", "number_input", "pe_position", 9),
     ("self_attention", "toggle", "sa_scale", True),

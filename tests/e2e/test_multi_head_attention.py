@@ -91,6 +91,17 @@ def test_arrow_keys_pick_heads_in_the_browser_and_show_the_trace(page: Page, app
                     assert rows[q][k] == f"{pattern[q, k]:.4f}", (layer, head, q, k)
                 else:
                     assert rows[q][k] == load_strings("en")["multi_head_attention.masked"]
+    # the head view follows the picked layer; its query is picked here too (no frame either)
+    layer = int(root.get_attribute("data-layer") or 0)
+    page.locator(f"{HEADS} select.mh-query").select_option("2")
+    expect(root).to_have_attribute("data-query", "2")
+    pattern = trace[names.act_name("pattern", layer=layer)]
+    weights = page.locator(f"{HEADS} .mh-link").evaluate_all(
+        "ls => ls.map(l => [Number(l.dataset.head), Number(l.dataset.k), l.dataset.w])")
+    assert len(weights) == cfg.n_head * 3
+    for h, k, w in weights:
+        assert w == f"{pattern[h, 2, k]:.4f}", (h, k, w)
+    expect(page.locator(f"{HEADS} .mh-view .mh-title")).to_contain_text(f"Layer {layer}")
     # the keyboard's cell cursor shows a cell's exact value in the tooltip
     canvas = page.locator(f"{HEADS} canvas")
     canvas.focus()

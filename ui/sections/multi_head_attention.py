@@ -7,6 +7,8 @@ Values come straight from the model's trace (``blocks.L.attn.hook_pattern`` and
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -136,7 +138,9 @@ BROWSER_TEXT: dict[str, str] = {
     "caption_scores": "multi_head_attention.heatmap.caption_scores",
     "behaviour_this": "multi_head_attention.behaviour.this", "behaviour_col": "multi_head_attention.behaviour.col",
     "behaviour_score": "multi_head_attention.behaviour.score", "behaviour_help": "multi_head_attention.behaviour.help",
-    "numbers": "multi_head_attention.heatmap.numbers",
+    "numbers": "multi_head_attention.heatmap.numbers", "view_title": "multi_head_attention.view.title",
+    "view_query": "multi_head_attention.view.query", "view_chart": "multi_head_attention.view.chart",
+    "view_caption": "multi_head_attention.view.caption",
 }
 
 
@@ -149,8 +153,9 @@ def browser_heads_data(model_name: str, prompt: str, lang: str) -> dict:
         name = translate(f"multi_head_attention.behaviour.{b.label}", lang)
         rows.append({"label": name if np.isnan(b.score) else f"{name} {b.score:.2f}",
                      "scores": [f"{b.scores[k]:.3f}" for k in ha.BEHAVIOURS]})
+    tokens = [display_token(tok) for tok in run_prompt(model_name, prompt).tokens]
     return mha_heads.heads_data(
-        patterns, scores, token_labels(model_name, prompt), rows,
+        patterns, scores, token_labels(model_name, prompt), tokens, rows,
         [translate(f"multi_head_attention.behaviour.{k}", lang) for k in ha.BEHAVIOURS],
         {name: translate(key, lang) for name, key in BROWSER_TEXT.items()},
     )
@@ -169,10 +174,25 @@ def browser_heads(model_name: str, prompt: str, n_layer: int, n_head: int) -> tu
     if head >= n_head:
         head = 0
         state.put("mha_head", head)
+    query = query_of(model_name, prompt)
     state.show_notes()  # a crafted value's fallback note
-    mha_heads.mha_heads(browser_heads_data(model_name, prompt, lang), layer=layer, head=head,
-                        show_scores=bool(show_scores), key="mha_heads")
+    prompt_id = hashlib.sha256(f"{model_name}\0{prompt}".encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    mha_heads.mha_heads(browser_heads_data(model_name, prompt, lang), layer=layer, head=head, query=query,
+                        prompt_id=prompt_id, show_scores=bool(show_scores), key="mha_heads")
     return layer, head, bool(show_scores)
+
+
+def query_of(model_name: str, prompt: str) -> int:
+    """The head view's query position: a new prompt starts from its last token (it predicts the next)."""
+    n = len(run_prompt(model_name, prompt).ids)
+    if st.session_state.get("mha_query_prompt") not in (None, (model_name, prompt)):
+        state.put("mha_query", n - 1)
+    st.session_state["mha_query_prompt"] = (model_name, prompt)
+    query = int(state.get("mha_query", n - 1))
+    if query >= n:
+        query = n - 1
+        state.put("mha_query", query)
+    return query
 
 
 def outline_head(picker: dict, layer: int, head: int) -> dict:
@@ -412,11 +432,11 @@ def heads_section(model_name: str, prompt: str, n_layer: int, n_head: int) -> No
     tokens = [display_token(tok) for tok in run_prompt(model_name, prompt).tokens]
     labels = [f"{i}·{tok}" for i, tok in enumerate(tokens)]
     if mha_heads.fits(n_layer, n_head, len(tokens)):  # every head fits in the browser: it picks them
-        layer, head, show_scores = browser_heads(model_name, prompt, n_layer, n_head)
+        layer, head, show_scores = browser_heads(model_name, prompt, n_layer, n_head)  # and draws the head view
         all_heads(patterns, scores, labels, behaviours, layer, head, show_scores, picker=False)
-    else:
-        layer, head, show_scores = main_heatmap(model_name, prompt, n_layer, n_head, behaviours)
-        all_heads(patterns, scores, labels, behaviours, layer, head, show_scores)
+        return
+    layer, head, show_scores = main_heatmap(model_name, prompt, n_layer, n_head, behaviours)
+    all_heads(patterns, scores, labels, behaviours, layer, head, show_scores)
     st.fragment(head_view)(model_name, prompt, tokens, layer)  # the query choice reruns only the head view
 
 

@@ -3,9 +3,9 @@
 Python sends every head's pattern and pre-softmax scores for the prompt once (straight from
 the trace, ``blocks.L.attn.hook_pattern`` / ``hook_attn_scores``: the causal triangle k ≤ q,
 float32), with each head's behaviour label and scores from ``core.lessons.head_analysis``.
-Picking a head (a radio group over layers × heads: arrow keys, one Tab stop, touch) redraws
-the heatmap in the browser with no message to the server. The durable values are ``ui.state``'s
-``mha_layer`` and ``mha_head``: the browser keeps them in the address bar (a link carries them)
+Picking a head (a radio group over layers × heads: arrow keys, one Tab stop, touch) or the head
+view's query token redraws the heatmap and the head view in the browser with no message to the
+server. The durable values are ``ui.state``'s ``mha_layer``, ``mha_head`` and ``mha_query``: the browser keeps them in the address bar (a link carries them)
 and adopts the server's when those change (a link, a click in another chart). The component
 sends nothing back, so no value from the browser is read here.
 """
@@ -52,8 +52,8 @@ def triangles(values: np.ndarray) -> str:
     return base64.b64encode(cells.tobytes()).decode("ascii")
 
 
-def heads_data(patterns: np.ndarray, scores: np.ndarray, labels: list[str], behaviours: list[dict[str, Any]],
-               behaviour_names: list[str], text: dict[str, str]) -> dict[str, Any]:
+def heads_data(patterns: np.ndarray, scores: np.ndarray, labels: list[str], tokens: list[str],
+               behaviours: list[dict[str, Any]], behaviour_names: list[str], text: dict[str, str]) -> dict[str, Any]:
     """The component's input except the knobs: build once per (prompt, language) and share it.
 
     ``behaviours`` (layer-major): {"label": translated name and score, "scores": formatted scores
@@ -61,17 +61,22 @@ def heads_data(patterns: np.ndarray, scores: np.ndarray, labels: list[str], beha
     """
     n_layer, n_head = patterns.shape[:2]
     return {
-        "n_layer": int(n_layer), "n_head": int(n_head), "labels": list(labels),
+        "n_layer": int(n_layer), "n_head": int(n_head), "labels": list(labels), "tokens": list(tokens),
         "patterns": triangles(patterns), "scores": triangles(scores),
         "behaviours": behaviours, "behaviour_names": behaviour_names, "text": text,
     }
 
 
-def mha_heads(data: dict[str, Any], *, layer: int, head: int, show_scores: bool, key: str) -> None:
-    """Mount the picker and heatmap; ``layer``/``head`` are the server's durable values (checked)."""
+def mha_heads(data: dict[str, Any], *, layer: int, head: int, query: int, prompt_id: str, show_scores: bool,
+              key: str) -> None:
+    """Mount the picker, the heatmap and the head view; ``layer``/``head``/``query`` are the
+    server's durable values (checked); ``prompt_id`` names the prompt (a new one starts the head
+    view from the server's query, its last token)."""
+    n = len(data["labels"])
     _mount(key=key, data={
         **data,
         "knobs": {"layer": {"name": "mha_layer", "value": int(layer), "default": 0},
-                  "head": {"name": "mha_head", "value": int(head), "default": 0}},
+                  "head": {"name": "mha_head", "value": int(head), "default": 0},
+                  "query": {"name": "mha_query", "value": int(query), "default": n - 1, "scope": prompt_id}},
         "show_scores": bool(show_scores), "presenter": presenter_on(),
     }, width="stretch", height="content")

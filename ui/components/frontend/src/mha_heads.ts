@@ -2,9 +2,10 @@
 // Python sends every head's pattern and scores for the prompt once (the model's trace:
 // blocks.L.attn.hook_pattern / hook_attn_scores, the causal triangle k <= q only, float32);
 // picking a head (a radio group over layers x heads: arrow keys, one Tab stop) redraws the
-// heatmap, its legend and the head's behaviour scores here with no message to the server.
+// heatmap, its legend, the head's behaviour scores and the head view of its layer (BertViz: one
+// query token, every head; the query picked here too) with no message to the server.
 
-import { el, fill, rich, watchTheme } from "./dom";
+import { el, fill, PALETTE, rich, svg, watchTheme } from "./dom";
 import { adopt, intClamped, move, ServerKnob, toAddress } from "./knob_state";
 
 interface Behaviour { label: string; score: string; scores: string[] } // translated, formatted in Python
@@ -16,7 +17,8 @@ interface Data {
   scores: string;
   behaviours: Behaviour[]; // layer-major
   behaviour_names: string[];
-  knobs: { layer: ServerKnob<number>; head: ServerKnob<number> };
+  tokens: string[]; // visible tokens (display_token), for the head view
+  knobs: { layer: ServerKnob<number>; head: ServerKnob<number>; query: ServerKnob<number> };
   show_scores: boolean; // the page's own toggle (it redraws the server's grid of every head too)
   text: Record<string, string>;
   presenter: boolean;
@@ -75,6 +77,7 @@ export default function mount(component: Component): () => void {
   const K = data.knobs;
   let layer = adopt(K.layer, intClamped(0, data.n_layer - 1));
   let head = adopt(K.head, intClamped(0, data.n_head - 1));
+  let query = adopt(K.query, intClamped(0, n - 1));
   const showScores = data.show_scores;
 
   for (const old of Array.from(parentElement.children)) if (old.classList.contains("mh")) old.remove();
@@ -154,6 +157,30 @@ export default function mount(component: Component): () => void {
   const caption = el("p", "mh-caption");
   const tableBox = el("details", "mh-numbers");
   root.append(top, title, legend, stage, caption, tableBox);
+
+  // --- the head view (BertViz): one query token, every head of the picked layer -------------
+  const viewBox = el("section", "mh-view");
+  const viewHeading = el("div", "mh-subheader", T("view_title"));
+  const querySelect = el("select", "mh-query");
+  querySelect.setAttribute("aria-label", T("view_query"));
+  data.tokens.forEach((tok, i) => querySelect.appendChild(new Option(`${i} · ${tok}`, String(i))));
+  querySelect.addEventListener("change", () => {
+    query = intClamped(0, n - 1)(Number(querySelect.value)) ?? query;
+    move(K.query, query);
+    drawView();
+  });
+  const queryLabel = el("label", "mh-query-label");
+  queryLabel.append(el("span", "", T("view_query")), querySelect);
+  const viewTitle = el("div", "mh-title");
+  const panels = el("div", "mh-panels");
+  const viewTip = el("div", "mh-tip mh-view-tip");
+  viewTip.hidden = true;
+  viewTip.setAttribute("role", "status");
+  const viewCaption = el("p", "mh-caption", T("view_caption"));
+  const panelsWrap = el("div", "mh-panels-wrap");
+  panelsWrap.append(panels, viewTip);
+  viewBox.append(viewHeading, queryLabel, viewTitle, panelsWrap, viewCaption);
+  root.appendChild(viewBox);
 
   function pick(l: number, h: number, focus: boolean): void {
     layer = l;
@@ -294,6 +321,63 @@ export default function mount(component: Component): () => void {
   }
   tableBox.addEventListener("toggle", drawNumbers);
 
+  function drawView(): void {
+    querySelect.value = String(query);
+    viewTitle.textContent = fill(T("view_chart"), { layer, token: data.tokens[query] ?? "" });
+    const rowH = data.presenter ? 24 : 19;
+    const font = data.presenter ? 15 : 12;
+    const colW = 92, gap = 70, H = n * rowH + 28;
+    const W = 2 * colW + gap;
+    panels.replaceChildren();
+    for (let h = 0; h < data.n_head; h++) {
+      const colourOf = PALETTE[h % PALETTE.length];
+      const panel = svg("svg", { viewBox: `0 0 ${W} ${H}`, width: W, height: H, class: "mh-panel", role: "img" });
+      const name = fill(T("head_name"), { head: h });
+      panel.setAttribute("aria-label", `${name}: ${fill(T("view_chart"), { layer, token: data.tokens[query] ?? "" })}`);
+      const label = svg("text", { x: W / 2, y: 14, "text-anchor": "middle", class: "mh-panel-title" });
+      label.textContent = name;
+      panel.appendChild(label);
+      const yOf = (i: number) => 28 + i * rowH + rowH / 2;
+      for (let k = 0; k <= query; k++) {
+        const w = cellOf(patterns, n, data.n_head, layer, h, query, k);
+        const line = svg("line", {
+          x1: colW, y1: yOf(query), x2: colW + gap, y2: yOf(k), stroke: colourOf,
+          "stroke-width": (0.5 + 6 * w).toFixed(2), "stroke-opacity": (0.12 + 0.88 * w).toFixed(3), class: "mh-link",
+        });
+        line.dataset.head = String(h);
+        line.dataset.k = String(k);
+        line.dataset.w = shown(w);
+        const tipText = `${name}\n${T("query")}: ${data.tokens[query]}\n${T("key")}: ${data.tokens[k]}\n${T("kind_weights")}: ${shown(w)}`;
+        const show = (e: PointerEvent) => {
+          viewTip.textContent = tipText;
+          viewTip.hidden = false;
+          const box = panelsWrap.getBoundingClientRect();
+          viewTip.style.left = `${Math.min(e.clientX - box.left + 12, Math.max(0, box.width - 200))}px`;
+          viewTip.style.top = `${e.clientY - box.top + 12}px`;
+        };
+        line.addEventListener("pointerenter", show);
+        line.addEventListener("pointerdown", show);
+        line.addEventListener("pointerleave", () => { viewTip.hidden = true; });
+        const title_ = svg("title");
+        title_.textContent = tipText;
+        line.appendChild(title_);
+        panel.appendChild(line);
+      }
+      for (let i = 0; i < n; i++) {
+        for (const [x, anchor, side] of [[colW - 4, "end", "q"], [colW + gap + 4, "start", "k"]] as [number, string, string][]) {
+          const t = svg("text", { x, y: yOf(i) + font / 3, "text-anchor": anchor, class: "mh-tok" });
+          t.setAttribute("font-size", String(font));
+          if (side === "q" && i === query) t.classList.add("query");
+          if (i > query) t.classList.add("later");
+          t.textContent = clipText(data.tokens[i], 12);
+          panel.appendChild(t);
+        }
+      }
+      panels.appendChild(panel);
+    }
+    root.setAttribute("data-query", String(query));
+  }
+
   function draw(): void {
     const t0 = performance.now();
     radios.forEach((r, i) => {
@@ -309,12 +393,14 @@ export default function mount(component: Component): () => void {
     drawSide();
     caption.textContent = T(showScores ? "caption_scores" : "caption");
     drawNumbers();
+    drawView();
     root.setAttribute("data-layer", String(layer));
     root.setAttribute("data-head", String(head));
     root.setAttribute("data-scores", showScores ? "1" : "0");
     root.setAttribute("data-ms", (performance.now() - t0).toFixed(2));
     toAddress(K.layer, layer);
     toAddress(K.head, head);
+    toAddress(K.query, query);
   }
 
   // --- tooltip: hover, touch or the keyboard's cell cursor ------------------------------------
@@ -358,6 +444,10 @@ export default function mount(component: Component): () => void {
   draw();
   const stopTheme = watchTheme(root, draw);
   return () => { observer.disconnect(); stopTheme(); };
+}
+
+function clipText(text: string, chars: number): string {
+  return text.length > chars ? text.slice(0, chars - 1) + "…" : text;
 }
 
 function clip(ctx: CanvasRenderingContext2D, text: string, width: number): string {
