@@ -8,7 +8,7 @@
 
 import { MergeRecord, replay, vocabSizes } from "./bpe_replay";
 import { codeSpan, el, fill, rich, svg, tokenColour, watchTheme } from "./dom";
-import { adopt, intClamped, move, onMove, ServerKnob, toAddress } from "./knob_state";
+import { adopt, intClamped, keepInAddress, move, onMove, ServerKnob } from "./knob_state";
 
 interface Merge extends MergeRecord {
   count: number;
@@ -165,7 +165,7 @@ export default function mount(component: Component): () => void {
   });
   stopPlay(); // a new mount (a rerun) starts paused
   draw();
-  toAddress(knob, step); // a server URL sync may have dropped it
+  stops.push(keepInAddress(knob, () => step)); // a server URL sync may drop it: put it back
   stops.push(watchTheme(root, draw));
   return () => { stopPlay(); for (const stop of stops) stop(); };
 }

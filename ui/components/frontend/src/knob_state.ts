@@ -109,3 +109,31 @@ export function move<T>(knob: ServerKnob<T>, value: T): void {
   remember(knob, value);
   for (const fn of Array.from(listeners.get(knob.name) ?? [])) fn(value);
 }
+
+// The server rewrites the address bar when its own link values change (page_info_changed):
+// that drops a value only the browser knows. Every mounted knob puts its value back, checked a
+// few times a second (a comparison of two strings when nothing moved), on its own page only.
+interface Kept { knob: ServerKnob<unknown>; get: () => unknown; path: string }
+const inAddress = new Map<string, Kept>();
+let addressTimer = 0;
+
+/** Keep ``get()`` in the address bar while this mount lives; returns the stop function. */
+export function keepInAddress<T>(knob: ServerKnob<T>, get: () => T): () => void {
+  const entry: Kept = { knob: knob as ServerKnob<unknown>, get, path: window.location.pathname };
+  inAddress.set(knob.name, entry);
+  if (!addressTimer) {
+    addressTimer = window.setInterval(() => {
+      for (const kept of inAddress.values()) {
+        if (window.location.pathname === kept.path) toAddress(kept.knob, kept.get());
+      }
+    }, 400);
+  }
+  toAddress(knob, get());
+  return () => {
+    if (inAddress.get(knob.name) === entry) inAddress.delete(knob.name);
+    if (!inAddress.size && addressTimer) {
+      window.clearInterval(addressTimer);
+      addressTimer = 0;
+    }
+  };
+}

@@ -6,7 +6,7 @@
 // query token, every head; the query picked here too) with no message to the server.
 
 import { el, fill, PALETTE, rich, svg, watchTheme } from "./dom";
-import { adopt, intClamped, move, ServerKnob, toAddress } from "./knob_state";
+import { adopt, intClamped, keepInAddress, move, ServerKnob } from "./knob_state";
 
 interface Behaviour { label: string; score: string; scores: string[] } // translated, formatted in Python
 interface Data {
@@ -398,9 +398,6 @@ export default function mount(component: Component): () => void {
     root.setAttribute("data-head", String(head));
     root.setAttribute("data-scores", showScores ? "1" : "0");
     root.setAttribute("data-ms", (performance.now() - t0).toFixed(2));
-    toAddress(K.layer, layer);
-    toAddress(K.head, head);
-    toAddress(K.query, query);
   }
 
   // --- tooltip: hover, touch or the keyboard's cell cursor ------------------------------------
@@ -442,8 +439,9 @@ export default function mount(component: Component): () => void {
   });
   observer.observe(stage);
   draw();
-  const stopTheme = watchTheme(root, draw);
-  return () => { observer.disconnect(); stopTheme(); };
+  const stops = [watchTheme(root, draw), keepInAddress(K.layer, () => layer), keepInAddress(K.head, () => head),
+    keepInAddress(K.query, () => query)]; // a server URL sync may drop them: put them back
+  return () => { observer.disconnect(); for (const stop of stops) stop(); };
 }
 
 function clipText(text: string, chars: number): string {

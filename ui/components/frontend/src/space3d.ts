@@ -7,7 +7,7 @@
 // A thousand circles sorted by depth on a canvas take a few milliseconds anywhere.
 // Every user-visible string goes in through textContent or fillText, never as markup.
 
-import { adopt, isFlag, move, ServerKnob } from "./knob_state";
+import { adopt, isFlag, keepInAddress, move, ServerKnob } from "./knob_state";
 
 interface Group {
   name: string;
@@ -632,8 +632,10 @@ export default function mount(component: Component): () => void {
     if (T.fg + T.bg !== themeSeen) draw();
   }, 700);
 
+  const stopAddress = V ? [keepInAddress(V.knobs.only, () => only), keepInAddress(V.knobs.fit, () => fitKey)] : [];
   return () => {
     observer.disconnect();
     window.clearInterval(themeTimer);
+    for (const stop of stopAddress) stop();
   };
 }
