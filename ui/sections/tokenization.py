@@ -293,8 +293,8 @@ def encode_data(corpus: str, num_merges: int, mode: str, word: str) -> dict[str,
 
 
 # Part 1 is two nested fragments: the corpus controls (a new corpus, mode or merge count
-# retrains) and, inside, the step view (the step buttons, the slider, Play and the encode box
-# rerun only the step view, from the cached training).
+# retrains) and, inside, the step view (drawn by the browser, which moves the step itself; a new
+# encode word reruns only the step view, from the cached training).
 @st.fragment
 def bpe_section() -> None:
     """The corpus controls, the training, and the step view inside."""
@@ -322,8 +322,10 @@ def step_section(corpus: str, num_merges: int, mode: str) -> None:
     last = len(result.merges)
     if last == 0:
         st.info(t("tokenization.no_merges"))
-    step = min(max(int(kept("tok_merge_step", 0)), 0), last)
-    keep("tok_merge_step", step)
+    linked = int(kept("tok_merge_step", 0))
+    step = min(max(linked, 0), last)
+    if step != linked:  # a link made for a longer training: its last step
+        keep("tok_merge_step", step)
     scope = corpus_scope(corpus)
     bpe_steps.bpe_steps(step_data(corpus, num_merges, mode), step, part="steps", key="tok_bpe_steps", scope=scope)
     word = encode_box()
