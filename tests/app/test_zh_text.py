@@ -146,8 +146,8 @@ def _component_words(at: Any) -> Iterator[tuple[str, str]]:
             yield from walk(child)
 
     for data in walk(at.main):
-        for key in ("labels", "text"):
-            yield from ((f"component {key}", v) for v in data.get(key, {}).values())
+        for key in ("labels", "text"):  # templates: the browser fills each {name} with a number or a token
+            yield from ((f"component {key}", re.sub(r"\{\w+\}", " ", v)) for v in data.get(key, {}).values())
         yield from (("component behaviour", b["label"]) for b in data.get("behaviours", []))
         yield from (("component behaviour", name) for name in data.get("behaviour_names", []))
 
