@@ -61,5 +61,16 @@ for (const { name, entry, css, what } of ENTRIES) {
   });
   copyFileSync(join(here, "src", css), join(out, css));
 }
+// The BPE replay alone, for tests/unit/test_bpe_replay.py: node runs it against core.text.tokenizer.
+await build({
+  entryPoints: [join(here, "src", "bpe_replay.ts")],
+  outfile: join(out, "bpe_replay.js"),
+  bundle: true,
+  format: "esm",
+  target: "es2020",
+  legalComments: "none",
+  banner: { js: "// Token Journey: the BPE replay (src/bpe_replay.ts) for the unit tests, built by build.mjs (do not edit).\n" },
+  logLevel: "warning",
+});
 writeFileSync(join(out, "SOURCE_HASH"), sourceHash() + "\n");
 console.log("built", relative(here, out), sourceHash());
