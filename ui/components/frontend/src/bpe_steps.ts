@@ -110,6 +110,8 @@ export default function mount(component: Component): () => void {
   const curveCaption = el("p", "bpe-caption bpe-curve-caption");
   root.append(grid1, grid2, curveBox, curveCaption);
 
+  const moveCurve = drawCurve(curveBox, data, step, sizes, L); // the line once; a step moves its marker
+
   const isPlaying = () => playing.has(knob.name);
   const stopPlay = () => {
     const timer = playing.get(knob.name);
@@ -139,7 +141,7 @@ export default function mount(component: Component): () => void {
     drawPairs(pairsBox, data, step, L, show);
     drawList(listBox, data, step, L, show);
     drawVocab(vocabBox, data, step, L, show);
-    drawCurve(curveBox, data, step, sizes, L);
+    moveCurve(step);
     curveCaption.replaceChildren(rich(L("curve_caption"), {
       start: data.curve[0], now: data.curve[step],
       per_word: (data.curve[step] / Math.max(1, data.total_words)).toFixed(2), size: sizes[step],
@@ -268,18 +270,30 @@ function drawPairs(box: HTMLElement, data: Data, step: number, L: Lab, show: Sho
 }
 
 function drawList(box: HTMLElement, data: Data, step: number, L: Lab, show: Show): void {
-  const title = el("div", "bpe-title", fill(L("merges_title"), { n: step }));
-  if (step === 0) { box.replaceChildren(title, el("p", "bpe-caption", L("merges_none"))); return; }
-  const list = el("ol", "bpe-list bpe-scroll");
-  list.tabIndex = 0; // a scrollable box is scrollable by keyboard
-  list.setAttribute("aria-label", title.textContent ?? "");
-  for (const m of data.merges.slice(0, step)) {
-    const li = el("li");
-    li.append(codeSpan(show(m.left)), " + ", codeSpan(show(m.right)), " → ", codeSpan(show(m.new)), ` (${m.count})`);
-    list.appendChild(li);
+  // Every merge's line is made once per training; a step shows the first ``step`` of them.
+  let list = box.querySelector<HTMLOListElement>("ol.bpe-list");
+  let title = box.querySelector<HTMLElement>(".bpe-title");
+  let none = box.querySelector<HTMLElement>(".bpe-none");
+  if (!list || !title || !none) {
+    title = el("div", "bpe-title");
+    none = el("p", "bpe-caption bpe-none", L("merges_none"));
+    list = el("ol", "bpe-list bpe-scroll");
+    list.tabIndex = 0; // a scrollable box is scrollable by keyboard
+    for (const m of data.merges) {
+      const li = el("li");
+      li.append(codeSpan(show(m.left)), " + ", codeSpan(show(m.right)), " → ", codeSpan(show(m.new)), ` (${m.count})`);
+      list.appendChild(li);
+    }
+    box.replaceChildren(title, none, list);
   }
-  box.replaceChildren(title, list);
-  list.scrollTop = list.scrollHeight; // the newest merge in view
+  title.textContent = fill(L("merges_title"), { n: step });
+  list.setAttribute("aria-label", title.textContent);
+  none.hidden = step !== 0;
+  list.hidden = step === 0;
+  const items = list.children;
+  for (let i = 0; i < items.length; i++) (items[i] as HTMLElement).hidden = i >= step;
+  const box_ = list;
+  requestAnimationFrame(() => { box_.scrollTop = box_.scrollHeight; }); // the newest merge in view (after layout)
 }
 
 function drawVocab(box: HTMLElement, data: Data, step: number, L: Lab, show: Show): void {
@@ -318,8 +332,9 @@ function drawVocab(box: HTMLElement, data: Data, step: number, L: Lab, show: Sho
 }
 
 // The corpus length against merges learned: a line, the current step marked, exact values on
-// hover or focus. Left axis: tokens; right axis: the same line read as tokens per word.
-function drawCurve(box: HTMLElement, data: Data, step: number, sizes: number[], L: Lab): void {
+// hover or focus. Left axis: tokens; right axis: the same line read as tokens per word. Drawn
+// once per training; returns the function that moves the marker to a step.
+function drawCurve(box: HTMLElement, data: Data, step: number, sizes: number[], L: Lab): (step: number) => void {
   const n = data.curve.length;
   const W = 640, H = 260, ml = 64, mr = 64, mt = 12, mb = 44;
   const top = Math.max(...data.curve) * 1.05 || 1;
@@ -356,9 +371,10 @@ function drawCurve(box: HTMLElement, data: Data, step: number, sizes: number[], 
   right.setAttribute("transform", `rotate(90 ${W - 10} ${(mt + H - mb) / 2})`);
   const path = data.curve.map((v, i) => `${i ? "L" : "M"}${x(i).toFixed(1)},${y(v).toFixed(1)}`).join("");
   chart.appendChild(svg("path", { d: path, class: "bpe-line" }));
-  chart.appendChild(svg("line", { x1: x(step), y1: mt, x2: x(step), y2: H - mb, class: "bpe-rule" }));
+  const rule = svg("line", { x1: x(step), y1: mt, x2: x(step), y2: H - mb, class: "bpe-rule" });
   const dot = svg("circle", { cx: x(step), cy: y(data.curve[step]), r: 6, class: "bpe-dot" });
-  chart.appendChild(dot);
+  chart.append(rule, dot);
+  let current = step;
   const tipFor = (i: number) => `${L("curve_x")}: ${i}\n${L("curve_total")}: ${data.curve[i]}\n` +
     `${L("curve_per_word")}: ${(data.curve[i] / words).toFixed(3)}\n${L("vocab_size")}: ${sizes[i]}`;
   const tip = el("div", "bpe-tip");
@@ -380,10 +396,16 @@ function drawCurve(box: HTMLElement, data: Data, step: number, sizes: number[], 
   }
   const wrap = el("div", "bpe-chart");
   wrap.tabIndex = 0;
-  wrap.addEventListener("focus", () => showTip(step, (x(step) / W) * 100, (y(data.curve[step]) / H) * 100));
+  wrap.addEventListener("focus", () => showTip(current, (x(current) / W) * 100, (y(data.curve[current]) / H) * 100));
   wrap.addEventListener("blur", () => { tip.hidden = true; });
   wrap.append(chart, tip);
   box.replaceChildren(el("div", "bpe-title", L("curve_title")), wrap);
+  return (to: number) => {
+    current = to;
+    for (const attr of ["x1", "x2"]) rule.setAttribute(attr, String(x(to)));
+    dot.setAttribute("cx", String(x(to)));
+    dot.setAttribute("cy", String(y(data.curve[to])));
+  };
 }
 
 function drawEncode(root: HTMLElement, data: Data, step: number, L: Lab, show: Show, idOf: (raw: string) => string): void {
