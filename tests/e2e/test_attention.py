@@ -118,7 +118,7 @@ def test_multi_head_heatmap_tooltip_grid_and_coreference(page: Page, app_url: st
     box = heatmap.bounding_box()
     assert box is not None
     page.mouse.move(box["x"] + box["width"] * 0.3, box["y"] + box["height"] * 0.6)
-    tooltip = page.locator("[data-testid='mha-heads'] .mh-tip")
+    tooltip = page.locator("[data-testid='mha-heads'] .mh-heat-tip")
     expect(tooltip).to_be_visible(timeout=5_000)
     assert s["multi_head_attention.kind.weights"] in tooltip.inner_text()
     page.screenshot(path=str(screenshot_dir / "multi_head_attention.en.png"))

@@ -71,7 +71,7 @@ def test_arrow_keys_pick_heads_in_the_browser_and_show_the_trace(page: Page, app
     page.keyboard.press("ArrowDown")
     expect(root).to_have_attribute("data-layer", "1")
     expect(page.locator(f"{HEADS} [role='radio'][data-layer='1'][data-head='1']")).to_be_focused()
-    expect(page.locator(f"{HEADS} .mh-title")).to_contain_text("Layer 1, head 1")
+    expect(page.locator(f"{HEADS} .mh-title").first).to_contain_text("Layer 1, head 1")
     rng = random.Random(43)
     timings = []
     for _ in range(6):
@@ -107,7 +107,7 @@ def test_arrow_keys_pick_heads_in_the_browser_and_show_the_trace(page: Page, app
     canvas.focus()
     page.keyboard.press("ArrowDown")
     page.keyboard.press("ArrowRight")
-    tip = page.locator(f"{HEADS} .mh-tip")
+    tip = page.locator(f"{HEADS} .mh-heat-tip")
     expect(tip).to_be_visible()
     q, k = int(tip.get_attribute("data-q") or -1), int(tip.get_attribute("data-k") or -1)
     layer, head = int(root.get_attribute("data-layer") or 0), int(root.get_attribute("data-head") or 0)

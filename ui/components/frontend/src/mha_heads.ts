@@ -150,7 +150,7 @@ export default function mount(component: Component): () => void {
   const canvas = el("canvas", "mh-canvas");
   canvas.tabIndex = 0;
   canvas.setAttribute("role", "img");
-  const tip = el("div", "mh-tip");
+  const tip = el("div", "mh-tip mh-heat-tip");
   tip.hidden = true;
   tip.setAttribute("role", "status");
   stage.append(canvas, tip);
