@@ -354,8 +354,9 @@ def _lab_default(lang: str) -> list[list[Any]]:
 as_json("embeddings_lab_rows", _lab_rows, _lab_default, _E, "state.embeddings.table")
 flag("embeddings_lab_normalise", False, _E, "embeddings.lab.normalise")
 integer("embeddings_nn_k", 3, 30, 10, _E, "embeddings.nn.k")
-flag("embeddings_map_only", False, _E, "embeddings.map.only_categories")  # shown in the browser (space3d)
-choice("embeddings_map_fit", ("all", "categories"), "all", _E, "embeddings.map.fit")
+# the embedding map's display toggles, moved in the browser (space3d; flags: knob_state.ts holds numbers)
+flag("embeddings_map_only", False, _E, "embeddings.map.only_categories")
+flag("embeddings_map_fit_categories", False, _E, "embeddings.map.fit")
 
 _L = ("logits_sampling",)
 integer("logits_sampling_top_n", 5, 30, 10, _L, "logits_sampling.top_n")
@@ -511,6 +512,15 @@ def get(key: str, default: Any = _UNSET) -> Any:
         value = fallback
         st.session_state[spec.durable] = value
     return value
+
+
+def checked(key: str, value: Any) -> tuple[Any, bool]:
+    """``value`` after ``key``'s declared check and whether it passed (if not: the default).
+
+    For values that arrive outside a widget (a component's trigger: ``ui.components.knobs``).
+    Example: checked("sampling_top_p", 2.0) -> (1.0, False)
+    """
+    return _clean(SPECS[key], value)
 
 
 def put(key: str, value: Any) -> None:

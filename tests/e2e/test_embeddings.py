@@ -216,38 +216,38 @@ def test_map_toggles_answer_in_the_browser_and_survive(browser: Browser, app_url
     assert drawn(page) == categorised  # the same points core's categories keep
     expect(chart.get_by_role("button", name="other", exact=True)).to_be_hidden()
     fit = chart.locator(".s3-fit [role='radio'][aria-checked='true']")
-    expect(fit).to_have_attribute("data-fit", "all")
+    expect(fit).to_have_attribute("data-fit", "0")
     caption = chart.locator(".s3-caption")
     expect(caption).to_contain_text("Explained variance")
     fit.focus()
     page.keyboard.press("ArrowRight")  # a radio group: arrow keys move the choice
-    expect(chart.locator(SPACE)).to_have_attribute("data-fit", "categories")
-    expect(chart.locator(".s3-fit [data-fit='categories']")).to_be_focused()
+    expect(chart.locator(SPACE)).to_have_attribute("data-fit", "1")
+    expect(chart.locator(".s3-fit [data-fit='1']")).to_be_focused()
     expect(caption).to_contain_text("category words")
     assert drawn(page) == categorised
     page.wait_for_timeout(1000)
     assert sent[0] == before, "a map toggle sent a message to the server"
     url = page.url
-    assert "embeddings_map_only=1" in url and "embeddings_map_fit=categories" in url, url
+    assert "embeddings_map_only=1" in url and "embeddings_map_fit_categories=1" in url, url
     # Another page and back (same session): the toggles stay.
     sidebar = page.locator('[data-testid="stSidebar"]')
     sidebar.get_by_role("link", name=load_strings("en")["nav.tokenization"]).first.click()
     wait_for_app(page)
     sidebar.get_by_role("link", name=load_strings("en")["nav.embeddings"]).first.click()
     wait_for_app(page)
-    expect(page.locator(f"{MAP} {SPACE}")).to_have_attribute("data-fit", "categories", timeout=90_000)
+    expect(page.locator(f"{MAP} {SPACE}")).to_have_attribute("data-fit", "1", timeout=90_000)
     expect(page.locator(f"{MAP} {SPACE}")).to_have_attribute("data-only", "1")
     # A link in a new session restores them; a bad value falls back to the default.
     fresh = browser.new_context().new_page()
     fresh.goto(url)
     wait_for_app(fresh)
-    expect(fresh.locator(f"{MAP} {SPACE}")).to_have_attribute("data-fit", "categories", timeout=90_000)
+    expect(fresh.locator(f"{MAP} {SPACE}")).to_have_attribute("data-fit", "1", timeout=90_000)
     expect(fresh.locator(f"{MAP} {SPACE}")).to_have_attribute("data-only", "1")
     fresh.context.close()
     bad = browser.new_context().new_page()
-    bad.goto(f"{app_url}/embeddings?embeddings_map_fit=../../etc&embeddings_map_only=maybe")
+    bad.goto(f"{app_url}/embeddings?embeddings_map_fit_categories=../../etc&embeddings_map_only=maybe")
     wait_for_app(bad)
-    expect(bad.locator(f"{MAP} {SPACE}")).to_have_attribute("data-fit", "all", timeout=90_000)
+    expect(bad.locator(f"{MAP} {SPACE}")).to_have_attribute("data-fit", "0", timeout=90_000)
     expect(bad.locator(f"{MAP} {SPACE}")).to_have_attribute("data-only", "0")
     assert_no_error(bad)
     bad.context.close()

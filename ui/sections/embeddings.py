@@ -319,7 +319,7 @@ def map_section(page: Page) -> None:
     analogies(page.model_name)
 
 
-MAP_FITS = ("all", "categories")
+MAP_FITS = ("all", "categories")  # the fit knob's values 0 and 1
 
 
 @st.fragment
@@ -352,14 +352,16 @@ def semantic_map(model_name: str, prompt_ids: list[int], prompt_tokens: list[str
     base = spaces["all"]
     other = next((i for i, g in enumerate(base["groups"]) if g["name"] == text.other and not g["ring"]), -1)
     fit_labels = {k: t(f"embeddings.map.fit.{k}") for k in MAP_FITS}
-    views = {
-        "knobs": {"only": {"name": "embeddings_map_only", "value": bool(state.get("embeddings_map_only")),
-                           "default": False},
-                  "fit": {"name": "embeddings_map_fit", "value": state.get("embeddings_map_fit"), "default": "all"}},
+    views = {  # flags travel as 0 / 1, as the link writes them (ui.state.flag)
+        "knobs": {"only": {"name": "embeddings_map_only", "value": int(state.get("embeddings_map_only")),
+                           "default": 0},
+                  "fit": {"name": "embeddings_map_fit_categories",
+                          "value": int(state.get("embeddings_map_fit_categories")), "default": 0}},
         "only_label": t("embeddings.map.only_categories"), "fit_label": t("embeddings.map.fit"),
         "fit_help": t("embeddings.map.fit_help"), "other_group": other,
-        "fits": [{"key": fit, "label": fit_labels[fit], "axes": space["axes"], **{c: space["points"][c] for c in "xyz"},
-                  "caption": _variance_caption(view, fit)} for fit, space in spaces.items()],
+        "fits": [{"key": MAP_FITS.index(fit), "label": fit_labels[fit], "axes": space["axes"],
+                  **{c: space["points"][c] for c in "xyz"}, "caption": _variance_caption(view, fit)}
+                 for fit, space in spaces.items()],
     }
     space3d.space3d(base, key="embeddings_map_chart", views=views)
     if view.trained:

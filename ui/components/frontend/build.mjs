@@ -1,7 +1,9 @@
 // Build the app's components, each one ES module with no CDN: the Overview's journey picture
 // (src/index.ts -> build/journey.js, src/journey.css -> build/journey.css), the 3-D point
-// space (src/space3d.ts -> build/space3d.js, src/space3d.css -> build/space3d.css) and the rest
-// of ENTRIES below (one shared package; shared helpers such as src/knob_state.ts); then
+// space (src/space3d.ts -> build/space3d.js, src/space3d.css -> build/space3d.css), the
+// sampling knobs of the Logits and Generation pages (src/sampling_lab.ts -> build/sampling_lab.js)
+// and the rest of ENTRIES below (one shared package; each bundles knob_state.ts, the browser
+// knobs' shared state); then
 // build/SOURCE_HASH: the sha256 of the sources (see sourceHash below;
 // tests/unit/test_component_bundles.py recomputes it and fails when a committed bundle was
 // built from other sources). Run: npm ci && npm run build
@@ -43,6 +45,7 @@ mkdirSync(out, { recursive: true });
 const ENTRIES = [
   { name: "journey", entry: "index.ts", css: "journey.css", what: "the journey component" },
   { name: "space3d", entry: "space3d.ts", css: "space3d.css", what: "the 3-D point space" },
+  { name: "sampling_lab", entry: "sampling_lab.ts", css: "sampling_lab.css", what: "the sampling knobs" },
   { name: "bpe_steps", entry: "bpe_steps.ts", css: "bpe_steps.css", what: "the BPE merge steps" },
   { name: "mha_heads", entry: "mha_heads.ts", css: "mha_heads.css", what: "the head picker and enlarged head" },
 ];

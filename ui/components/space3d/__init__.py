@@ -7,7 +7,7 @@ depth and paints them on a canvas in milliseconds. Python builds the data
 (``ui.charts.space3d``, once per input, shared read-only); the browser keeps each map's
 rotation, zoom and hidden legend groups across reruns, and shows or hides a group without
 a round trip; the embedding map's own toggles (hide the uncategorised tokens, which PCA fit)
-answer there too, their durable values kept in the address bar (``knob_state.ts``). The
+answer there too, their durable values kept by ``knob_state.ts`` (sessionStorage, the address bar). The
 component sends nothing back, so no value from the browser is read here.
 """
 
@@ -59,8 +59,9 @@ def space3d(data: Mapping[str, Any], *, key: str, views: Mapping[str, Any] | Non
     """Draw one 3-D space; ``key`` names it (its rotation survives reruns under that key).
 
     ``views`` (the embedding map's display toggles, answered in the browser): ``knobs`` (``only``
-    and ``fit``: {name, value, default} of their ``ui.state`` values), ``only_label``,
-    ``fit_label``, ``fit_help``, ``other_group`` (the group "only categories" hides) and ``fits``
-    (per fit: key, label, axes, x, y, z of every point in ``data``'s order, caption).
+    and ``fit``: knob_state.ts's KnobSpec {name, value, default} of their ``ui.state`` flags, as
+    0 / 1), ``only_label``, ``fit_label``, ``fit_help``, ``other_group`` (the group "only
+    categories" hides) and ``fits`` (per fit: key = the fit knob's value, label, axes, x, y, z of
+    every point in ``data``'s order, caption).
     """
     _mount(key=key, data={**data, "views": views, "presenter": presenter_on()}, width="stretch", height="content")

@@ -8,7 +8,7 @@
 
 import { MergeRecord, replay, vocabSizes } from "./bpe_replay";
 import { codeSpan, el, fill, rich, svg, tokenColour, watchTheme } from "./dom";
-import { adopt, intClamped, keepInAddress, move, onMove, ServerKnob } from "./knob_state";
+import { KnobSpec, restoreKnob, saveKnob } from "./knob_state";
 
 interface Merge extends MergeRecord {
   count: number;
@@ -18,7 +18,7 @@ interface Merge extends MergeRecord {
 }
 interface Data {
   part: "steps" | "encode";
-  knob: ServerKnob<number>;
+  knob: KnobSpec & { scope: string }; // scope: the corpus (a new one starts from the server's step)
   merges: Merge[];
   words: [string, number, string[]][]; // shown word, frequency, starting symbols
   distinct: number;
@@ -41,6 +41,22 @@ interface Component {
 }
 
 const playing = new Map<string, number>(); // knob name -> interval id
+// The corpus each knob was last shown for, in this document: a new corpus starts from the
+// server's step (0 after a preset or an edit) however far the browser had moved.
+const scopes = new Map<string, string>();
+// Two mounts show one step (the steps and the encode box's split): a move in one redraws the other.
+const listeners = new Set<(step: number) => void>();
+
+/** The step to show now: knob_state's rules, a new corpus's server step, fitted to the training. */
+function startStep(knob: KnobSpec & { scope: string }, last: number): number {
+  const restored = restoreKnob(knob); // records the server's value as the one this browser saw
+  let step = scopes.get(knob.name) === knob.scope ? restored : knob.value;
+  scopes.set(knob.name, knob.scope);
+  if (!Number.isInteger(step)) step = knob.value;
+  step = Math.max(0, Math.min(last, step));
+  saveKnob(knob, step); // recorded for this page's address bar (and fitted, if it was not)
+  return step;
+}
 
 export default function mount(component: Component): () => void {
   const { data, parentElement } = component;
@@ -57,14 +73,16 @@ export default function mount(component: Component): () => void {
   if (data.presenter) root.classList.add("presenter");
   parentElement.appendChild(root);
 
-  let step = adopt(knob, intClamped(0, last));
+  let step = startStep(knob, last);
   const stops: (() => void)[] = [];
 
   // --- the encode box's split (the second mount) ------------------------------------------
   if (data.part === "encode") {
     const draw = () => drawEncode(root, data, step, L, show, idOf);
     draw();
-    stops.push(onMove(knob.name, (v) => { step = intClamped(0, last)(v) ?? step; draw(); }));
+    const follow = (v: number) => { step = Math.max(0, Math.min(last, v)); draw(); };
+    listeners.add(follow);
+    stops.push(() => listeners.delete(follow));
     return () => { for (const stop of stops) stop(); };
   }
 
@@ -123,7 +141,8 @@ export default function mount(component: Component): () => void {
     const next = Math.max(0, Math.min(last, Math.round(value)));
     if (next === step) return;
     step = next;
-    move(knob, step);
+    saveKnob(knob, step);
+    for (const fn of Array.from(listeners)) fn(step);
     draw();
   }
 
@@ -167,7 +186,6 @@ export default function mount(component: Component): () => void {
   });
   stopPlay(); // a new mount (a rerun) starts paused
   draw();
-  stops.push(keepInAddress(knob, () => step)); // a server URL sync may drop it: put it back
   stops.push(watchTheme(root, draw));
   return () => { stopPlay(); for (const stop of stops) stop(); };
 }

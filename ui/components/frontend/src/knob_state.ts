@@ -1,139 +1,110 @@
-// A browser knob's durable value without a round trip (docs: /work/notes/KNOBS_ANALYSIS.md).
+// Browser knobs: a knob's durable value while it moves in the browser, with no websocket frame.
 //
-// While a knob moves, its value lives here: in memory for this document (Streamlit's page
-// changes keep the document), in sessionStorage (a reload of this tab) and in the address bar
-// (history.replaceState, defaults left out), so "Link to this view" and a fresh load carry it
-// and ui.state.read_url restores it on the server. Nothing here sends a websocket message.
-//
-// The server's value (from a link, another page's commit, a teacher) arrives in the
-// component's data; it wins only when it differs from the server value last seen for this
-// knob, else the newer browser value stays (a rerun for another reason must not undo a move).
+// The contract (docs: /work/notes/KNOBS_CONTRACT.md, Python side: ui/components/knobs.py):
+//   * Python sends each knob as a KnobSpec: its name (= its link parameter and its ui.state
+//     name), the server's durable value and the default (a default stays out of the link).
+//   * `restoreKnob` says which value to show: the browser's newer value from sessionStorage
+//     (another page's component in this tab moved it), unless the server's value changed since
+//     the browser last saw it (a link, a commit from a trigger, a teacher), or this is the
+//     first render since the document loaded (the address bar the server just read is the truth).
+//   * `saveKnob` (on every move) writes sessionStorage and merges the value into the address
+//     bar with history.replaceState (so "Link to this view" copies it). Streamlit rewrites the
+//     address bar from the server's query params; we merge again after each of its changes
+//     (the Navigation API's currententrychange where the browser has it, else after renders).
+//   * Nothing here calls setStateValue/setTriggerValue: a component sends its knobs' values
+//     only with a trigger for a server action (`knobValues`), and Python validates and commits.
 
-export interface ServerKnob<T> {
-  name: string; // the ui.state name, which is also the link parameter
-  value: T; // the server's durable value, already checked there
-  default: T; // left out of the address bar
-  scope?: string; // what the value belongs to (e.g. one training's corpus): a new scope adopts the server's value
+export interface KnobSpec {
+  name: string; // the ui.state name; also the link parameter
+  value: number; // the server's durable value (already checked by Python)
+  default: number; // the declared default: a default value stays out of the link
 }
 
-interface Held {
-  value: unknown;
-  serverSeen: string; // JSON of the server value this browser value was compared with
+interface Stored {
+  v: number; // the browser's value
+  s: number; // the server's value when the browser last saw it
+  d: string; // the document it was written in (a fresh load takes the server's value)
 }
 
-const held = new Map<string, Held>();
-const serverMark = (knob: ServerKnob<unknown>) => JSON.stringify([knob.value, knob.scope ?? ""]);
-const STORE = "tj.knob.";
+const PREFIX = "tj.knob.";
+const DOCUMENT = String(performance.timeOrigin); // one value per loaded document
 
-function stored(name: string): Held | null {
+// Knobs shown now, by name, with the page (pathname) they belong to: merged into the address bar.
+const shown = new Map<string, { value: number; fallback: number; path: string }>();
+
+function read(name: string): Stored | null {
   try {
-    const raw = window.sessionStorage.getItem(STORE + name);
+    const raw = sessionStorage.getItem(PREFIX + name);
     if (raw === null) return null;
-    const parsed = JSON.parse(raw) as Held;
-    return parsed && typeof parsed === "object" && "serverSeen" in parsed ? parsed : null;
+    const s = JSON.parse(raw) as Stored;
+    return typeof s.v === "number" && typeof s.s === "number" && typeof s.d === "string" ? s : null;
   } catch {
-    return null; // storage disabled or a damaged entry: the server value stands
+    return null; // storage blocked (privacy mode) or a stale format: behave as a fresh knob
   }
 }
 
-function store(name: string, entry: Held): void {
-  held.set(name, entry);
+function write(name: string, stored: Stored): void {
   try {
-    window.sessionStorage.setItem(STORE + name, JSON.stringify(entry));
+    sessionStorage.setItem(PREFIX + name, JSON.stringify(stored));
   } catch {
-    // private mode or a full quota: the in-memory copy still serves this page's life
+    /* storage blocked: the value still lives in the address bar and the page */
   }
 }
 
-/** The value a knob should show now: the server's when it moved, else the browser's own,
- *  passed through ``check`` (a stale or tampered stored value falls back to the server's). */
-export function adopt<T>(knob: ServerKnob<T>, check: (value: unknown) => T | null): T {
-  const seen = serverMark(knob);
-  const mine = held.get(knob.name) ?? stored(knob.name);
-  if (mine && mine.serverSeen === seen) {
-    const ok = check(mine.value);
-    if (ok !== null) return ok;
+/** The value a knob shows now (see the rules above); also records it for the address bar. */
+export function restoreKnob(spec: KnobSpec): number {
+  const stored = read(spec.name);
+  let value = spec.value;
+  if (stored && stored.d === DOCUMENT && stored.s === spec.value) value = stored.v;
+  write(spec.name, { v: value, s: spec.value, d: DOCUMENT });
+  remember(spec, value);
+  return value;
+}
+
+/** Record a moved knob: sessionStorage and the address bar. Sends nothing to the server. */
+export function saveKnob(spec: KnobSpec, value: number): void {
+  const stored = read(spec.name);
+  write(spec.name, { v: value, s: stored && stored.d === DOCUMENT ? stored.s : spec.value, d: DOCUMENT });
+  remember(spec, value);
+}
+
+/** {name: value} of the given knobs as shown now: what a trigger carries to the server. */
+export function knobValues(specs: KnobSpec[], current: (name: string) => number): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const spec of specs) out[spec.name] = current(spec.name);
+  return out;
+}
+
+function remember(spec: KnobSpec, value: number): void {
+  shown.set(spec.name, { value, fallback: spec.default, path: location.pathname });
+  watchAddressBar();
+  mergeIntoAddressBar();
+}
+
+/** Put every shown knob of this page into the address bar (defaults removed); only if it differs. */
+export function mergeIntoAddressBar(): void {
+  const url = new URL(location.href);
+  for (const [name, knob] of shown) {
+    if (knob.path !== url.pathname) continue; // a knob of another page: not this link's business
+    if (knob.value === knob.fallback) url.searchParams.delete(name);
+    else url.searchParams.set(name, String(knob.value));
   }
-  store(knob.name, { value: knob.value, serverSeen: seen });
-  return knob.value;
+  if (url.href !== location.href) history.replaceState(history.state, "", url.href);
 }
 
-/** Record a move made in the browser (and put it in the address bar). */
-export function remember<T>(knob: ServerKnob<T>, value: T): void {
-  store(knob.name, { value, serverSeen: serverMark(knob) });
-  toAddress(knob, value);
+interface NavigationLike {
+  addEventListener(type: "currententrychange", listener: () => void): void;
 }
 
-/** Merge the browser's value into the address bar (a server URL sync may have dropped it). */
-export function toAddress<T>(knob: ServerKnob<T>, value: T): void {
-  try {
-    const url = new URL(window.location.href);
-    const text = typeof value === "boolean" ? (value ? "1" : "0") : String(value); // ui.state.flag's dump
-    if (JSON.stringify(value) === JSON.stringify(knob.default)) url.searchParams.delete(knob.name);
-    else url.searchParams.set(knob.name, text);
-    if (url.href !== window.location.href) window.history.replaceState(window.history.state, "", url.href);
-  } catch {
-    // a sandboxed document without history access: the value still lives in memory
-  }
-}
+let watching = false;
 
-/** Integer in [low, high], or null. */
-export function intIn(low: number, high: number): (value: unknown) => number | null {
-  return (value) => (typeof value === "number" && Number.isInteger(value) && value >= low && value <= high ? value : null);
-}
-
-/** An integer clamped into [low, high] (a shorter training keeps the step it can), or null. */
-export function intClamped(low: number, high: number): (value: unknown) => number | null {
-  return (value) => (typeof value === "number" && Number.isInteger(value) ? Math.max(low, Math.min(high, value)) : null);
-}
-
-/** A boolean, or null. */
-export function isFlag(value: unknown): boolean | null {
-  return typeof value === "boolean" ? value : null;
-}
-
-// Two mounts can show one knob (the BPE steps and the encode box below them): a move in one
-// redraws the other, still without the server.
-const listeners = new Map<string, Set<(value: unknown) => void>>();
-
-/** Call ``fn`` with the knob's new value after every browser move; returns the unsubscribe. */
-export function onMove(name: string, fn: (value: unknown) => void): () => void {
-  let set = listeners.get(name);
-  if (!set) listeners.set(name, (set = new Set()));
-  set.add(fn);
-  return () => { set!.delete(fn); };
-}
-
-/** ``remember`` and tell the knob's other mounts. */
-export function move<T>(knob: ServerKnob<T>, value: T): void {
-  remember(knob, value);
-  for (const fn of Array.from(listeners.get(knob.name) ?? [])) fn(value);
-}
-
-// The server rewrites the address bar when its own link values change (page_info_changed):
-// that drops a value only the browser knows. Every mounted knob puts its value back, checked a
-// few times a second (a comparison of two strings when nothing moved), on its own page only.
-interface Kept { knob: ServerKnob<unknown>; get: () => unknown; path: string }
-const inAddress = new Map<string, Kept>();
-let addressTimer = 0;
-
-/** Keep ``get()`` in the address bar while this mount lives; returns the stop function. */
-export function keepInAddress<T>(knob: ServerKnob<T>, get: () => T): () => void {
-  const entry: Kept = { knob: knob as ServerKnob<unknown>, get, path: window.location.pathname };
-  inAddress.set(knob.name, entry);
-  if (!addressTimer) {
-    addressTimer = window.setInterval(() => {
-      for (const kept of inAddress.values()) {
-        if (window.location.pathname === kept.path) toAddress(kept.knob, kept.get());
-      }
-    }, 400);
-  }
-  toAddress(knob, get());
-  return () => {
-    if (inAddress.get(knob.name) === entry) inAddress.delete(knob.name);
-    if (!inAddress.size && addressTimer) {
-      window.clearInterval(addressTimer);
-      addressTimer = 0;
-    }
-  };
+// Streamlit's page_info_changed rewrites the address from the server's query params, which do not
+// hold a value the browser has not committed yet: merge ours again after each such change. The
+// merge is idempotent (no replaceState when nothing differs), so it cannot loop.
+function watchAddressBar(): void {
+  if (watching) return;
+  watching = true;
+  const nav = (window as unknown as { navigation?: NavigationLike }).navigation;
+  if (nav) nav.addEventListener("currententrychange", () => mergeIntoAddressBar());
+  else window.addEventListener("popstate", () => mergeIntoAddressBar());
 }

@@ -6,7 +6,7 @@
 // query token, every head; the query picked here too) with no message to the server.
 
 import { el, fill, PALETTE, rich, svg, watchTheme } from "./dom";
-import { adopt, intClamped, keepInAddress, move, ServerKnob } from "./knob_state";
+import { KnobSpec, restoreKnob, saveKnob } from "./knob_state";
 
 interface Behaviour { label: string; score: string; scores: string[] } // translated, formatted in Python
 interface Data {
@@ -18,7 +18,7 @@ interface Data {
   behaviours: Behaviour[]; // layer-major
   behaviour_names: string[];
   tokens: string[]; // visible tokens (display_token), for the head view
-  knobs: { layer: ServerKnob<number>; head: ServerKnob<number>; query: ServerKnob<number> };
+  knobs: { layer: KnobSpec; head: KnobSpec; query: KnobSpec & { scope: string } }; // query scope: the prompt
   show_scores: boolean; // the page's own toggle (it redraws the server's grid of every head too)
   text: Record<string, string>;
   presenter: boolean;
@@ -68,6 +68,15 @@ export function shown(v: number): string {
   return v.toFixed(4);
 }
 
+let promptSeen = ""; // the prompt the head view's query was last shown for, in this document
+
+/** A whole number in [0, high] (else the server's value), recorded for the address bar. */
+function fitted(knob: KnobSpec, value: number, high: number): number {
+  const v = Number.isInteger(value) && value >= 0 && value <= high ? value : Math.min(Math.max(0, knob.value), high);
+  saveKnob(knob, v);
+  return v;
+}
+
 export default function mount(component: Component): () => void {
   const { data, parentElement } = component;
   const T = (name: string) => data.text[name] ?? name;
@@ -75,9 +84,12 @@ export default function mount(component: Component): () => void {
   const patterns = decode(data.patterns);
   const scores = decode(data.scores);
   const K = data.knobs;
-  let layer = adopt(K.layer, intClamped(0, data.n_layer - 1));
-  let head = adopt(K.head, intClamped(0, data.n_head - 1));
-  let query = adopt(K.query, intClamped(0, n - 1));
+  let layer = fitted(K.layer, restoreKnob(K.layer), data.n_layer - 1);
+  let head = fitted(K.head, restoreKnob(K.head), data.n_head - 1);
+  // a new prompt starts the head view from the server's query (its last token)
+  const restoredQuery = restoreKnob(K.query); // records the server's value as the one this browser saw
+  let query = fitted(K.query, promptSeen === K.query.scope ? restoredQuery : K.query.value, n - 1);
+  promptSeen = K.query.scope;
   const showScores = data.show_scores;
 
   for (const old of Array.from(parentElement.children)) if (old.classList.contains("mh")) old.remove();
@@ -165,8 +177,9 @@ export default function mount(component: Component): () => void {
   querySelect.setAttribute("aria-label", T("view_query"));
   data.tokens.forEach((tok, i) => querySelect.appendChild(new Option(`${i} · ${tok}`, String(i))));
   querySelect.addEventListener("change", () => {
-    query = intClamped(0, n - 1)(Number(querySelect.value)) ?? query;
-    move(K.query, query);
+    const picked = Number(querySelect.value);
+    if (Number.isInteger(picked) && picked >= 0 && picked < n) query = picked;
+    saveKnob(K.query, query);
     drawView();
   });
   const queryLabel = el("label", "mh-query-label");
@@ -185,8 +198,8 @@ export default function mount(component: Component): () => void {
   function pick(l: number, h: number, focus: boolean): void {
     layer = l;
     head = h;
-    move(K.layer, l);
-    move(K.head, h);
+    saveKnob(K.layer, l);
+    saveKnob(K.head, h);
     draw();
     if (focus) radios[l * data.n_head + h].focus();
   }
@@ -439,9 +452,8 @@ export default function mount(component: Component): () => void {
   });
   observer.observe(stage);
   draw();
-  const stops = [watchTheme(root, draw), keepInAddress(K.layer, () => layer), keepInAddress(K.head, () => head),
-    keepInAddress(K.query, () => query)]; // a server URL sync may drop them: put them back
-  return () => { observer.disconnect(); for (const stop of stops) stop(); };
+  const stopTheme = watchTheme(root, draw);
+  return () => { observer.disconnect(); stopTheme(); };
 }
 
 function clipText(text: string, chars: number): string {

@@ -7,7 +7,7 @@
 // A thousand circles sorted by depth on a canvas take a few milliseconds anywhere.
 // Every user-visible string goes in through textContent or fillText, never as markup.
 
-import { adopt, isFlag, keepInAddress, move, ServerKnob } from "./knob_state";
+import { KnobSpec, restoreKnob, saveKnob } from "./knob_state";
 
 interface Group {
   name: string;
@@ -45,7 +45,7 @@ interface Labels {
 // "other" group, and switch between two PCA fits of the same points (their coordinates, axis
 // titles and variance line). Their durable values live in the address bar (knob_state.ts).
 interface Fit {
-  key: string;
+  key: number; // the value of knobs.fit (0: all tokens, 1: the category words)
   label: string;
   axes: [string, string, string];
   x: number[];
@@ -54,7 +54,7 @@ interface Fit {
   caption: string;
 }
 interface Views {
-  knobs: { only: ServerKnob<boolean>; fit: ServerKnob<string> };
+  knobs: { only: KnobSpec; fit: KnobSpec }; // flags as 0 / 1 (ui.state's link form)
   only_label: string;
   fit_label: string;
   fit_help: string;
@@ -160,8 +160,9 @@ export default function mount(component: Component): () => void {
   const arrows = data.arrows.map((a) => ({ ...a, colour: colour(a.colour, "#888888") }));
   const V = data.views ?? null;
   const fitKeys = V ? V.fits.map((f) => f.key) : [];
-  let fitKey = V ? adopt(V.knobs.fit, (v) => (typeof v === "string" && fitKeys.includes(v) ? v : null)) : "";
-  let only = V ? adopt(V.knobs.only, isFlag) : false;
+  let fitKey = V ? restoreKnob(V.knobs.fit) : 0;
+  if (V && !fitKeys.includes(fitKey)) { fitKey = fitKeys[0]; saveKnob(V.knobs.fit, fitKey); }
+  let only = V ? restoreKnob(V.knobs.only) === 1 : false;
   let P = data.points;
   let axisTitles = data.axes;
   let axes = axesOf(data);
@@ -270,7 +271,7 @@ export default function mount(component: Component): () => void {
       const b = el("button", "s3-item s3-fit-option", f.label);
       b.type = "button";
       b.setAttribute("role", "radio");
-      b.dataset.fit = f.key;
+      b.dataset.fit = String(f.key);
       b.addEventListener("click", () => setFit(f.key, false));
       return b;
     });
@@ -284,7 +285,7 @@ export default function mount(component: Component): () => void {
     });
     const syncViews = () => {
       fitButtons.forEach((b) => {
-        const on = b.dataset.fit === fitKey;
+        const on = b.dataset.fit === String(fitKey);
         b.setAttribute("aria-checked", String(on));
         b.tabIndex = on ? 0 : -1;
       });
@@ -292,12 +293,12 @@ export default function mount(component: Component): () => void {
       const otherButton = legend.children[legendIndex(V.other_group)] as HTMLElement | undefined;
       if (otherButton) otherButton.hidden = only;
       fitCaption.textContent = V.fits.find((f) => f.key === fitKey)?.caption ?? "";
-      root.setAttribute("data-fit", fitKey);
+      root.setAttribute("data-fit", String(fitKey));
       root.setAttribute("data-only", only ? "1" : "0");
     };
-    const setFit = (k: string, focus: boolean) => {
+    const setFit = (k: number, focus: boolean) => {
       fitKey = k;
-      move(V.knobs.fit, k);
+      saveKnob(V.knobs.fit, k);
       place3d();
       syncViews();
       draw();
@@ -305,7 +306,7 @@ export default function mount(component: Component): () => void {
     };
     check.addEventListener("change", () => {
       only = check.checked;
-      move(V.knobs.only, only);
+      saveKnob(V.knobs.only, only ? 1 : 0);
       syncViews();
       draw();
     });
@@ -632,10 +633,8 @@ export default function mount(component: Component): () => void {
     if (T.fg + T.bg !== themeSeen) draw();
   }, 700);
 
-  const stopAddress = V ? [keepInAddress(V.knobs.only, () => only), keepInAddress(V.knobs.fit, () => fitKey)] : [];
   return () => {
     observer.disconnect();
     window.clearInterval(themeTimer);
-    for (const stop of stopAddress) stop();
   };
 }
