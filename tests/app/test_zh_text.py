@@ -147,7 +147,9 @@ def _component_words(at: Any) -> Iterator[tuple[str, str]]:
 
     for data in walk(at.main):
         for key in ("labels", "text"):  # templates: the browser fills each {name} with a number or a token
-            yield from ((f"component {key}", re.sub(r"\{\w+\}", " ", v)) for v in data.get(key, {}).values())
+            words = data.get(key)  # (the head picker's "labels" are the prompt's tokens: data, not words)
+            if isinstance(words, dict):
+                yield from ((f"component {key}", re.sub(r"\{\w+\}", " ", v)) for v in words.values())
         yield from (("component behaviour", b["label"]) for b in data.get("behaviours", []))
         yield from (("component behaviour", name) for name in data.get("behaviour_names", []))
 
