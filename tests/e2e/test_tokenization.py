@@ -254,7 +254,9 @@ def test_the_browser_replays_core_at_every_step_and_sends_nothing(page: Page, ap
         page.wait_for_timeout(1000)
         assert sent[0] == before, f"moving the step sent {sent[0] - before} frames ({mode})"
     timings.sort()
-    assert timings[int(0.95 * (len(timings) - 1))] < 50, timings  # input event -> redrawn, p95
+    p50, p95 = timings[len(timings) // 2], timings[int(0.95 * (len(timings) - 1))]
+    print(f"BPE merge step, input event -> redrawn (JS): p50 {p50:.1f} ms, p95 {p95:.1f} ms, n={len(timings)}")
+    assert p95 < 50, timings
 
 
 def test_keyboard_moves_the_step_and_html_stays_text(page: Page, app_url: str) -> None:
