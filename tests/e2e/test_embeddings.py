@@ -105,7 +105,7 @@ def test_drag_turns_the_map_and_a_rerun_keeps_the_view(browser: Browser, app_url
     after = view(page)
     assert abs(after[0] - before[0]) > 1.0 and abs(after[1] - before[1]) > 0.3, (before, after)  # turned and tilted
     chart.screenshot(path=str(screenshot_dir / "embeddings.map.rotated.png"))
-    # "+" zooms; the view then survives a rerun of the map's section (a server round trip).
+    # "+" zooms; the view then survives a redraw of the map (the "only categories" toggle, now in the browser).
     chart.get_by_role("button", name="Zoom in").click()
     zoomed = view(page)
     assert zoomed[2] == pytest.approx(1.25, abs=1e-3)
