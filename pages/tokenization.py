@@ -1,9 +1,9 @@
 """Tokenization: watch BPE learn merges on your own text, then see how the model cuts any text.
 
 Sections (``ui.sections.tokenization``). Part 1 trains BPE once per (corpus, merges, mode) —
-cached — and the step controls only re-render the recorded trace. Part 2 runs the live model's
-own tokenizer with a merge trace. All user text reaches the screen through Altair charts, data
-frames or markdown code spans: never as HTML.
+cached — and the browser replays the recorded trace at any step, with no round trip. Part 2
+runs the live model's own tokenizer with a merge trace. All user text reaches the screen as
+text (charts, data frames, code spans, the component's text nodes): never as HTML.
 """
 
 from __future__ import annotations

@@ -354,6 +354,9 @@ def _lab_default(lang: str) -> list[list[Any]]:
 as_json("embeddings_lab_rows", _lab_rows, _lab_default, _E, "state.embeddings.table")
 flag("embeddings_lab_normalise", False, _E, "embeddings.lab.normalise")
 integer("embeddings_nn_k", 3, 30, 10, _E, "embeddings.nn.k")
+# the embedding map's display toggles, moved in the browser (space3d; flags: knob_state.ts holds numbers)
+flag("embeddings_map_only", False, _E, "embeddings.map.only_categories")
+flag("embeddings_map_fit_categories", False, _E, "embeddings.map.fit")
 
 _L = ("logits_sampling",)
 integer("logits_sampling_top_n", 5, 30, 10, _L, "logits_sampling.top_n")

@@ -10,6 +10,8 @@ from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
 from streamlit.testing.v1 import AppTest
 
 from tests.app.conftest import APP, assert_clean, chart_title, open_page, spaces
+from ui import state
+from ui.i18n import load_strings
 
 PAGE = "embeddings"
 SEED_NUMBERS = {"0.99", "0.34", "0.14", "1.16"}
@@ -69,8 +71,14 @@ def test_renders_with_the_seed_numbers(lang: str) -> None:
 def test_chinese_page_reacts_to_its_widgets() -> None:
     at = open_embeddings("zh")
     at.toggle(key="embeddings_lab_normalise").set_value(True).run()
-    at.radio(key="embeddings_map_fit").set_value("categories").run()
+    at.session_state[state.durable_key("embeddings_map_fit_categories")] = True  # as a link sets it
+    at.run()
     assert_clean(at)
+    views = the_map(at)["views"]
+    assert views["knobs"]["fit"]["value"] == 1  # the browser starts from the linked fit
+    zh = load_strings("zh")
+    assert [f["label"] for f in views["fits"]] == [zh["embeddings.map.fit.all"], zh["embeddings.map.fit.categories"]]
+    assert views["only_label"] == load_strings("zh")["embeddings.map.only_categories"]
     lab = table_with(at, "词对")
     assert list(lab["欧氏距离"]) == list(lab["√(2 − 2·cos)"])
     assert at.text_input(key="embeddings_context_a").value == "法国的首都是"
@@ -79,7 +87,9 @@ def test_chinese_page_reacts_to_its_widgets() -> None:
 def test_key_widgets_exist() -> None:
     at = open_embeddings()
     assert at.toggle(key="embeddings_lab_normalise").value is False
-    assert at.toggle(key="embeddings_map_only").value is False
+    views = the_map(at)["views"]  # the map's display toggles are the browser's (ui/components/space3d)
+    assert views["knobs"]["only"] == {"name": "embeddings_map_only", "value": 0, "default": 0}
+    assert views["knobs"]["fit"] == {"name": "embeddings_map_fit_categories", "value": 0, "default": 0}
     for key in ("embeddings_nn_token", "embeddings_analogy_a", "embeddings_analogy_b", "embeddings_analogy_c",
                 "embeddings_context_preset", "embeddings_lab_work_pair"):
         at.selectbox(key=key)
@@ -149,15 +159,17 @@ def test_map_holds_every_token_the_model_trained_on() -> None:
     sent = np.array([space["points"][c] for c in "xyz"]).T
     np.testing.assert_allclose(sent, view.projection.coords[ids], rtol=6e-4, atol=1e-6)
     assert space["points"]["label"][:3] == [view.labels[i] for i in ids[:3]]
-    # Directions fitted to the category words: the same tokens, other axes.
-    axis_before = space["axes"][0]
-    at.radio(key="embeddings_map_fit").set_value("categories").run()
-    space = the_map(at)
-    assert space["axes"][0] != axis_before and axis_before.startswith("PC1")
-    assert sum(group_sizes(space).values()) - 5 == vocab
-    # Only categories: the grey "other" points disappear.
-    at.toggle(key="embeddings_map_only").set_value(True).run()
-    assert "other" not in group_sizes(the_map(at))
+    # Directions fitted to the category words: the same tokens (sent once, in the same order),
+    # other coordinates and axes; the browser switches between the two fits.
+    fits = {f["key"]: f for f in space["views"]["fits"]}  # 0: all tokens, 1: the category words
+    assert fits[0]["axes"] == space["axes"] and space["axes"][0].startswith("PC1")
+    assert fits[1]["axes"][0] != space["axes"][0]
+    np.testing.assert_allclose(np.array([fits[1][c] for c in "xyz"]).T,
+                               view.projection_categories.coords[ids], rtol=6e-4, atol=1e-6)
+    assert "Explained variance" in fits[0]["caption"] and "category words" in fits[1]["caption"]
+    # Only categories: the browser hides the grey "other" group, the one named here.
+    other = space["views"]["other_group"]
+    assert space["groups"][other]["name"] == "other" and not space["groups"][other]["ring"]
 
 
 def test_analogy_defaults_to_capital_minus_country_plus_country() -> None:

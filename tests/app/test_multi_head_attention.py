@@ -58,30 +58,123 @@ def grid_cells(at: AppTest) -> pd.DataFrame:
     return convert_arrow_bytes_to_pandas_df(cells.data.data)
 
 
+@pytest.fixture
+def server_pickers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The page as it is for a prompt too long for the browser to hold every head: the server's
+    layer and head boxes and its clickable picker."""
+    from ui.components import mha_heads
+
+    monkeypatch.setattr(mha_heads, "MAX_VALUES", 0)
+
+
+def browser_heads(at: AppTest) -> dict:
+    """The data the browser's head picker and heatmap got (``ui.components.mha_heads``)."""
+    from ui.components.mha_heads import COMPONENT_NAME
+
+    found = []
+
+    def walk(node) -> None:  # noqa: ANN001
+        proto = getattr(node, "proto", None)
+        if type(proto).__name__ == "BidiComponent" and proto.component_name == COMPONENT_NAME:
+            found.append(json.loads(proto.json))
+        for child in getattr(node, "children", {}).values():
+            walk(child)
+
+    walk(at.main)
+    assert len(found) == 1, "the head picker component is missing"
+    return found[0]
+
+
+def triangles_of(b64: str, n_layer: int, n_head: int, n: int) -> np.ndarray:
+    """Decode the component's float32 triangles back to [layer, head, q, k] (NaN above the diagonal)."""
+    flat = np.frombuffer(base64.b64decode(b64), dtype="<f4").reshape(n_layer, n_head, -1)
+    out = np.full((n_layer, n_head, n, n), np.nan)
+    q, k = np.tril_indices(n)
+    out[:, :, q, k] = flat
+    return out
+
+
 def test_renders_in_both_languages(lang: str) -> None:
     at = open_page(PAGE, lang=lang, prompt=PROMPT)
     assert_clean(at)
     assert translate("multi_head_attention.title", lang) in at.title[0].value
-    for key in ("mha_layer", "mha_head", "mha_query", "mha_coref"):
-        assert at.selectbox(key=key) is not None
+    assert at.selectbox(key="mha_coref") is not None
     assert at.toggle(key="mha_scores") is not None and at.toggle(key="mha_grid") is not None
+    data = browser_heads(at)
+    assert data["knobs"]["layer"] == {"name": "mha_layer", "value": 0, "default": 0}
+    n = len(data["labels"])
+    assert data["knobs"]["query"]["value"] == n - 1 == data["knobs"]["query"]["default"]  # the head view: the last token
+    assert data["tokens"] == ["The", "␣capital", "␣of", "␣France", "␣is"]
+    assert all("⟦" not in v for v in data["text"].values()), "a translation key is missing"
+    assert data["text"]["query"] == translate("multi_head_attention.axis.query", lang)
     assert len(grid_elements(at)) == 1, "the all-heads grid is one chart"
     assert not at.get("plotly_chart")  # no Plotly in the browser
 
 
-def test_heatmap_cells_are_the_trace_values() -> None:
+def test_every_heads_cells_are_the_trace_values() -> None:
+    """The browser gets every head's weights and scores exactly as the trace holds them (float32);
+    tests/e2e/test_multi_head_attention.py checks it shows them."""
     at = open_page(PAGE, prompt=PROMPT)
-    frame = heatmap_frame(at, 0, 0)
-    pattern = trace_of(PROMPT)[names.act_name("pattern", layer=0)][0]  # head 0: [q, k]
-    n = pattern.shape[0]
-    assert len(frame) == n * n
-    for _, cell in frame.iterrows():
-        assert cell["value"] == pytest.approx(float(pattern[cell["q"], cell["k"]]), abs=1e-6)
-        assert bool(cell["masked"]) == (cell["k"] > cell["q"])
-    one = frame[(frame["q"] == n - 1) & (frame["k"] == 1)].iloc[0]
-    assert one["shown"] == f"{pattern[n - 1, 1]:.4f}"  # what the tooltip says
+    data = browser_heads(at)
+    cfg = model().config
+    trace = trace_of(PROMPT)
+    n = len(data["labels"])
+    assert data["labels"][:2] == ["0·The", "1·␣capital"]
+    patterns = triangles_of(data["patterns"], cfg.n_layer, cfg.n_head, n)
+    scores = triangles_of(data["scores"], cfg.n_layer, cfg.n_head, n)
+    q, k = np.tril_indices(n)
+    for layer in range(cfg.n_layer):
+        expected = trace[names.act_name("pattern", layer=layer)]
+        np.testing.assert_allclose(patterns[layer][:, q, k], expected[:, q, k], atol=1e-7)
+        expected = trace[names.act_name("attn_scores", layer=layer)]
+        np.testing.assert_allclose(scores[layer][:, q, k], expected[:, q, k], rtol=1e-6, atol=1e-6)
+    behaviours = ha.label_heads(ha.stack_patterns(trace, cfg.n_layer))
+    assert [b["scores"] for b in data["behaviours"]] == [[f"{b.scores[k]:.3f}" for k in ha.BEHAVIOURS]
+                                                         for b in behaviours]
 
 
+def test_a_new_prompt_starts_the_head_view_at_its_last_token() -> None:
+    from ui import state
+
+    at = open_page(PAGE, prompt=PROMPT)
+    at.session_state[state.durable_key("mha_query")] = 1
+    at.run()
+    first = browser_heads(at)["knobs"]["query"]
+    assert first["value"] == 1
+    at.session_state["prompt"] = "The capital of Japan is a city"
+    at.run()
+    assert_clean(at)
+    data = browser_heads(at)
+    n = len(data["labels"])
+    assert data["knobs"]["query"]["value"] == n - 1 and data["knobs"]["query"]["scope"] != first["scope"]
+
+
+def test_a_linked_head_and_the_scores_toggle_reach_the_browser() -> None:
+    from ui import state
+
+    cfg = model().config
+    at = open_page(PAGE, prompt=PROMPT)
+    at.session_state[state.durable_key("mha_layer")] = cfg.n_layer - 1  # as a link sets it
+    at.session_state[state.durable_key("mha_head")] = cfg.n_head - 1
+    at.run()
+    assert_clean(at)
+    data = browser_heads(at)
+    assert (data["knobs"]["layer"]["value"], data["knobs"]["head"]["value"]) == (cfg.n_layer - 1, cfg.n_head - 1)
+    assert data["show_scores"] is False
+    at.toggle(key="mha_scores").set_value(True).run()
+    assert_clean(at)
+    assert browser_heads(at)["show_scores"] is True
+    at.session_state[state.durable_key("mha_head")] = 200  # a bigger model's head: the default
+    at.run()
+    assert not at.exception
+    assert browser_heads(at)["knobs"]["head"]["value"] == 0
+    at.session_state[state.durable_key("mha_head")] = "x"  # a tampered value: the default, with a note
+    at.run()
+    assert not at.exception
+    assert browser_heads(at)["knobs"]["head"]["value"] == 0
+
+
+@pytest.mark.usefixtures("server_pickers")
 def test_layer_and_head_choice_and_scores_toggle() -> None:
     cfg = model().config
     layer, head = cfg.n_layer - 1, cfg.n_head - 1
@@ -123,7 +216,20 @@ def test_grid_holds_every_head_with_its_label() -> None:
     (element,) = grid_elements(at)
     axes = json.loads(element.proto.spec)["layer"][0]["encoding"]
     assert "Layer 0" in axes["y"]["axis"]["labelExpr"] and '"H3"' in axes["x"]["axis"]["labelExpr"]
-    # The labels live in the clickable layers × heads picker: each cell is its head's top score.
+    # The labels live in the browser's layers × heads radio group: each button its head's label and top score.
+    picked = browser_heads(at)["behaviours"]
+    assert [b["label"] for b in picked] == [
+        translate(f"multi_head_attention.behaviour.{b.label}", "en") + ("" if np.isnan(b.score) else f" {b.score:.2f}")
+        for b in behaviours]
+    at.toggle(key="mha_grid").set_value(False).run()
+    assert not grid_elements(at)
+
+
+@pytest.mark.usefixtures("server_pickers")
+def test_the_server_picker_labels_every_head() -> None:
+    at = open_page(PAGE, prompt=PROMPT)
+    cfg = model().config
+    behaviours = ha.label_heads(ha.stack_patterns(trace_of(PROMPT), cfg.n_layer))
     element = next(c for c in at.get("vega_lite_chart")
                    if "Click a head" in chart_title(json.loads(c.proto.spec)))
     picker = json.loads(element.proto.spec)
@@ -134,10 +240,9 @@ def test_grid_holds_every_head_with_its_label() -> None:
         assert row["score"] == pytest.approx(max(b.scores.values()), rel=1e-5)  # float32 in the chart
     assert any(p.get("name") == "head_pick" and p.get("select", {}).get("type") == "point"
                for p in picker.get("params", []))
-    at.toggle(key="mha_grid").set_value(False).run()
-    assert not grid_elements(at)
 
 
+@pytest.mark.usefixtures("server_pickers")
 def test_head_view_follows_the_chosen_query() -> None:
     at = open_page(PAGE, prompt=PROMPT)
     n = len(model().tokenizer.encode(PROMPT))
@@ -215,15 +320,16 @@ def test_the_modern_model_shows_its_own_heads() -> None:
     at = open_page(PAGE, prompt=PROMPT)
     at.selectbox(key="w_model").set_value("modern").run()
     assert_clean(at)
-    frame = heatmap_frame(at, 0, 0)
+    data = browser_heads(at)
+    n = len(data["labels"])
+    got = np.nan_to_num(triangles_of(data["patterns"], data["n_layer"], data["n_head"], n)[0, 0])
     expected = trace_of(PROMPT, "modern")[names.act_name("pattern", layer=0)][0]
-    got = np.zeros_like(expected)
-    got[frame["q"], frame["k"]] = frame["value"]
     np.testing.assert_allclose(got, expected, atol=1e-6)
     classic = trace_of(PROMPT, "classic")[names.act_name("pattern", layer=0)][0]
     assert not np.allclose(expected, classic, atol=1e-3)
 
 
+@pytest.mark.usefixtures("server_pickers")
 def test_clicking_a_head_in_the_grid_selects_it(monkeypatch: pytest.MonkeyPatch) -> None:
     # AppTest cannot click a Vega chart: the selection state a click produces is given to the
     # page instead (the same dict Streamlit stores under the chart's key), then the page reruns.
@@ -250,6 +356,7 @@ def test_clicking_a_head_in_the_grid_selects_it(monkeypatch: pytest.MonkeyPatch)
     assert at.selectbox(key="mha_head").value == 3
 
 
+@pytest.mark.usefixtures("server_pickers")
 def test_outline_follows_the_chosen_head_and_the_grid_stays_byte_identical() -> None:
     """[W2-F]: the picker and the grid are built once per prompt; only the outline (the picker's
     ``current`` column) moves with the chosen head. The grid has no frame to move, so its spec
@@ -276,6 +383,7 @@ def test_outline_follows_the_chosen_head_and_the_grid_stays_byte_identical() -> 
     assert grid_spec() == before
 
 
+@pytest.mark.usefixtures("server_pickers")
 def test_another_head_changes_the_heatmaps_data_not_its_spec() -> None:
     """Head select: the enlarged heatmap keeps its place and spec text (the browser swaps the
     cells and the title in); its title still names the chosen head."""
@@ -294,6 +402,7 @@ def test_another_head_changes_the_heatmaps_data_not_its_spec() -> None:
     assert all(chart_title(vega_spec(charts[enlarged])) == titles[head] for head, charts in seen.items())
 
 
+@pytest.mark.usefixtures("server_pickers")
 def test_another_query_changes_the_head_views_data_not_its_spec() -> None:
     """The head view's query select: the same spec text, another title (it names the token)."""
     at = open_page("multi_head_attention", lang="en")

@@ -119,6 +119,11 @@ def visible_text(at: Any) -> Iterator[tuple[str, str]]:
         yield from (("space3d axis", a) for a in space["axes"])
         yield from (("space3d legend", g["name"]) for g in space["groups"])
         yield from (("space3d label", v) for v in space["labels"].values())
+        views = space.get("views") or {}  # the embedding map's own toggles
+        yield from (("space3d views", views[k]) for k in ("only_label", "fit_label", "fit_help") if k in views)
+        for fit in views.get("fits", []):
+            yield from (("space3d fit", fit[k]) for k in ("label", "caption"))
+    yield from _component_words(at)
     for el in at.markdown:
         if el.value.startswith("<svg"):  # a drawing (ui.diagram): its texts and its lines' tooltips
             root = ET.fromstring(el.value)
@@ -126,6 +131,27 @@ def visible_text(at: Any) -> Iterator[tuple[str, str]]:
                 for node in root.iter("{http://www.w3.org/2000/svg}" + tag):
                     yield "diagram", "".join(node.itertext())
             yield "diagram", root.get("aria-label")
+
+
+def _component_words(at: Any) -> Iterator[tuple[str, str]]:
+    """The words our page components draw themselves (the BPE steps, the head picker)."""
+    from ui.components import bpe_steps, mha_heads
+
+    def walk(node: Any) -> Iterator[dict]:
+        proto = getattr(node, "proto", None)
+        if type(proto).__name__ == "BidiComponent" and proto.component_name in (
+                bpe_steps.COMPONENT_NAME, mha_heads.COMPONENT_NAME):
+            yield json.loads(proto.json)
+        for child in getattr(node, "children", {}).values():
+            yield from walk(child)
+
+    for data in walk(at.main):
+        for key in ("labels", "text"):  # templates: the browser fills each {name} with a number or a token
+            words = data.get(key)  # (the head picker's "labels" are the prompt's tokens: data, not words)
+            if isinstance(words, dict):
+                yield from ((f"component {key}", re.sub(r"\{\w+\}", " ", v)) for v in words.values())
+        yield from (("component behaviour", b["label"]) for b in data.get("behaviours", []))
+        yield from (("component behaviour", name) for name in data.get("behaviour_names", []))
 
 
 def english_words(text: str, allowed: set[str]) -> list[str]:

@@ -111,13 +111,14 @@ def test_multi_head_heatmap_tooltip_grid_and_coreference(page: Page, app_url: st
     wait_for_charts(page, 2)
     expect(page.locator(GRID_CANVAS)).to_have_count(1)  # the all-heads grid: one Vega canvas
     assert page.locator('[data-testid="stPlotlyChart"], .js-plotly-plot').count() == 0  # Plotly never loads
-    # Hover the middle of the enlarged heatmap: the tooltip shows the exact weight.
-    heatmap = page.locator('[data-testid="stVegaLiteChart"]').first
+    # Hover the lower left of the enlarged heatmap (drawn in the browser: ui/components/mha_heads):
+    # the tooltip shows the exact weight.
+    heatmap = page.locator("[data-testid='mha-heads'] canvas")
     heatmap.scroll_into_view_if_needed()
-    box = heatmap.locator("canvas, svg").first.bounding_box()
+    box = heatmap.bounding_box()
     assert box is not None
-    page.mouse.move(box["x"] + box["width"] * 0.3, box["y"] + box["height"] * 0.7)
-    tooltip = page.locator("#vg-tooltip-element")
+    page.mouse.move(box["x"] + box["width"] * 0.3, box["y"] + box["height"] * 0.6)
+    tooltip = page.locator("[data-testid='mha-heads'] .mh-heat-tip")
     expect(tooltip).to_be_visible(timeout=5_000)
     assert s["multi_head_attention.kind.weights"] in tooltip.inner_text()
     page.screenshot(path=str(screenshot_dir / "multi_head_attention.en.png"))

@@ -1,5 +1,7 @@
 """In real Chromium: the Embeddings page in both languages and the dark theme; turn the 3-D map,
-hide and isolate its groups from the legend, read a point's tooltip."""
+hide and isolate its groups from the legend, read a point's tooltip; the map's own toggles
+(hide uncategorised tokens, the PCA fit) answer in the browser with no websocket frame, survive
+a page change and come back from a link."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from tests.e2e.helpers import assert_no_error, wait_for_app
+from ui.i18n import load_strings
 
 pytestmark = pytest.mark.e2e
 
@@ -102,13 +105,12 @@ def test_drag_turns_the_map_and_a_rerun_keeps_the_view(browser: Browser, app_url
     after = view(page)
     assert abs(after[0] - before[0]) > 1.0 and abs(after[1] - before[1]) > 0.3, (before, after)  # turned and tilted
     chart.screenshot(path=str(screenshot_dir / "embeddings.map.rotated.png"))
-    # "+" zooms; the view then survives a rerun of the map's section (a server round trip).
+    # "+" zooms; the view then survives a redraw of the map (the "only categories" toggle, now in the browser).
     chart.get_by_role("button", name="Zoom in").click()
     zoomed = view(page)
     assert zoomed[2] == pytest.approx(1.25, abs=1e-3)
     count = drawn(page)
-    page.locator(".st-key-embeddings_map_only label").click()  # "only categories": the grey points go
-    wait_for_app(page)
+    chart.locator(".s3-only input").click()  # "only categories": the grey points go, in the browser
     expect(chart.locator(SPACE)).not_to_have_attribute("data-drawn", str(count), timeout=30_000)
     assert 0 < drawn(page) < count
     assert view(page) == zoomed
@@ -174,3 +176,79 @@ def test_normalise_toggle_in_the_browser(browser: Browser, app_url: str, screens
     page.screenshot(path=str(screenshot_dir / "embeddings.lab.normalised.png"))
     assert_no_error(page)
     page.context.close()
+
+
+def _count_frames(page: Page) -> list[int]:
+    sent = [0]
+    page.on("websocket", lambda ws: ws.on("framesent", lambda _frame: sent.__setitem__(0, sent[0] + 1)))
+    return sent
+
+
+def _expected_counts() -> tuple[int, int]:
+    """(every point drawn, points drawn with only the categories) for the default prompt, from core."""
+    import core
+    from ui.precompute import embeddings_table
+
+    loaded = core.load_builtin("classic")
+    view_ = embeddings_table(loaded)
+    prompt = loaded.tokenizer.encode("The capital of France is")
+    shown = sorted({*view_.trained, *prompt})
+    ring = len(set(prompt))
+    categorised = sum(1 for i in shown if view_.categories[i] is not None)
+    return len(shown) + ring, categorised + ring
+
+
+def test_map_toggles_answer_in_the_browser_and_survive(browser: Browser, app_url: str) -> None:
+    context = browser.new_context(viewport={"width": 1440, "height": 1000})
+    page = context.new_page()
+    sent = _count_frames(page)
+    page.goto(f"{app_url}/embeddings")
+    wait_for_app(page)
+    chart = page.locator(MAP)
+    chart.scroll_into_view_if_needed()
+    expect(chart.locator(f"{SPACE} canvas")).to_be_visible(timeout=90_000)
+    page.wait_for_timeout(1500)
+    before = sent[0]
+    every, categorised = _expected_counts()
+    assert drawn(page) == every
+    only = chart.locator(".s3-only input")
+    only.click()
+    assert drawn(page) == categorised  # the same points core's categories keep
+    expect(chart.get_by_role("button", name="other", exact=True)).to_be_hidden()
+    fit = chart.locator(".s3-fit [role='radio'][aria-checked='true']")
+    expect(fit).to_have_attribute("data-fit", "0")
+    caption = chart.locator(".s3-caption")
+    expect(caption).to_contain_text("Explained variance")
+    fit.focus()
+    page.keyboard.press("ArrowRight")  # a radio group: arrow keys move the choice
+    expect(chart.locator(SPACE)).to_have_attribute("data-fit", "1")
+    expect(chart.locator(".s3-fit [data-fit='1']")).to_be_focused()
+    expect(caption).to_contain_text("category words")
+    assert drawn(page) == categorised
+    page.wait_for_timeout(1000)
+    assert sent[0] == before, "a map toggle sent a message to the server"
+    url = page.url
+    assert "embeddings_map_only=1" in url and "embeddings_map_fit_categories=1" in url, url
+    # Another page and back (same session): the toggles stay.
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    sidebar.get_by_role("link", name=load_strings("en")["nav.tokenization"]).first.click()
+    wait_for_app(page)
+    sidebar.get_by_role("link", name=load_strings("en")["nav.embeddings"]).first.click()
+    wait_for_app(page)
+    expect(page.locator(f"{MAP} {SPACE}")).to_have_attribute("data-fit", "1", timeout=90_000)
+    expect(page.locator(f"{MAP} {SPACE}")).to_have_attribute("data-only", "1")
+    # A link in a new session restores them; a bad value falls back to the default.
+    fresh = browser.new_context().new_page()
+    fresh.goto(url)
+    wait_for_app(fresh)
+    expect(fresh.locator(f"{MAP} {SPACE}")).to_have_attribute("data-fit", "1", timeout=90_000)
+    expect(fresh.locator(f"{MAP} {SPACE}")).to_have_attribute("data-only", "1")
+    fresh.context.close()
+    bad = browser.new_context().new_page()
+    bad.goto(f"{app_url}/embeddings?embeddings_map_fit_categories=../../etc&embeddings_map_only=maybe")
+    wait_for_app(bad)
+    expect(bad.locator(f"{MAP} {SPACE}")).to_have_attribute("data-fit", "0", timeout=90_000)
+    expect(bad.locator(f"{MAP} {SPACE}")).to_have_attribute("data-only", "0")
+    assert_no_error(bad)
+    bad.context.close()
+    context.close()

@@ -110,7 +110,7 @@ def test_transformer_block_pickers_rerun_only_their_sections(app_url: str) -> No
 
 def test_a_click_on_a_section_that_is_gone_is_reported_as_ignored(app_url: str) -> None:
     """Streamlit silently drops a rerun request for a fragment it no longer has: here the merge
-    steps after the corpus box was emptied (the outer section stops before drawing them). The
+    steps' encode box after the corpus box was emptied (the outer section stops before drawing them). The
     bench's client must not wait for an answer that never comes (a 30-minute classroom run once
     counted such a click as a dropped student)."""
     from streamlit.proto.WidgetStates_pb2 import WidgetState
@@ -121,17 +121,17 @@ def test_a_click_on_a_section_that_is_gone_is_reported_as_ignored(app_url: str) 
         await session.open(timeout=120)
         result = await session.go_to("tokenization", timeout=120)
         assert result.ok, result.exceptions
-        step = _widget(session, "tok_forward")
+        step = _widget(session, "tok_encode_word")
         corpus = _widget(session, "tok_corpus")
         assert step.fragment_id and corpus.fragment_id and step.fragment_id != corpus.fragment_id
         empty = WidgetState(id=corpus.id)
         empty.string_value = ""
         result = await session.set_widget(corpus, empty, timeout=60)
         assert result.ok, result.exceptions
-        assert not any(w.key == "tok_forward" and w.fragment_id != step.fragment_id for w in session.widgets.values())
+        assert not any(w.key == "tok_encode_word" and w.fragment_id != step.fragment_id for w in session.widgets.values())
         click = WidgetState(id=step.id)
-        click.trigger_value = True
-        result = await session.set_widget(step, click, timeout=60)  # the stale button, as the bench kept it
+        click.string_value = "newest"
+        result = await session.set_widget(step, click, timeout=60)  # the stale box, as the bench kept it
         assert result.ignored and result.ok and result.seconds < 10, result
         assert not any(w.fragment_id == step.fragment_id for w in session.widgets.values())
         result = await session.go_to("tokenization", timeout=60)  # the session still works

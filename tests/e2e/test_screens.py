@@ -126,15 +126,12 @@ def _vega_font_sizes(page: Page) -> list[float]:
         || parseFloat(t.getAttribute('font-size')) || 0).filter(x => x > 0)""")
 
 
-STEP_BUTTONS = ("tok_first", "tok_back", "tok_play", "tok_forward", "tok_last")  # Tokenization's player
+STEP_BUTTONS = ".bpe[data-testid='bpe-steps'] .bpe-controls button"  # Tokenization's player (ui/components/bpe_steps)
 
 
-def _button_tops(page: Page, keys: tuple[str, ...]) -> list[float]:
-    """Top edge on screen of each keyed button (Streamlit gives a keyed widget the class st-key-<key>)."""
-    return page.evaluate("""(keys) => keys.map(k => {
-        const el = document.querySelector('.st-key-' + k);  // the widget's box (a button with help has a 0-px wrapper)
-        return el ? el.getBoundingClientRect().top : null;
-    })""", list(keys))
+def _button_tops(page: Page, selector: str) -> list[float]:
+    """Top edge on screen of each button the selector finds (Playwright's CSS reaches into shadow roots)."""
+    return page.locator(selector).evaluate_all("bs => bs.map(b => b.getBoundingClientRect().top)")
 
 
 def _full_screenshot(page: Page, viewport: dict, path: Path) -> None:
@@ -205,7 +202,7 @@ def test_every_page(browser: Browser, app_url: str, screenshot_dir: Path, settin
                 problems.append(f"transformer_block: presenter mode but the drawing's text is {smallest:.1f} px")
         if info.page_id == "tokenization":  # the step buttons stay in one row, on a phone too
             tops = _button_tops(page, STEP_BUTTONS)
-            if None in tops or max(tops) - min(tops) > 4:
+            if len(tops) != 5 or max(tops) - min(tops) > 4:
                 problems.append(f"tokenization: step buttons not in one row (tops {tops})")
         if presenter:
             sizes = _vega_font_sizes(page)

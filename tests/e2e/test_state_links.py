@@ -114,8 +114,7 @@ def test_each_page_keeps_its_controls(page: Page, app_url: str) -> None:
         ("embeddings", "toggle", "embeddings_lab_normalise"),
         ("logits_sampling", "slider", "logits_sampling_top_n"),
         ("generation", "slider", "generation_max_new"),
-        ("tokenization", "slider", "tok_merge_step"),
-    )
+    )  # the merge step answers in the browser: tests/e2e/test_tokenization.py checks it survives
     for page_id, kind, key in changes:
         _go(page, page_id)
         page.locator(f".st-key-{key}").first.scroll_into_view_if_needed()

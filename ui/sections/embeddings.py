@@ -319,24 +319,22 @@ def map_section(page: Page) -> None:
     analogies(page.model_name)
 
 
+MAP_FITS = ("all", "categories")  # the fit knob's values 0 and 1
+
+
 @st.fragment
 def semantic_map(model_name: str, prompt_ids: list[int], prompt_tokens: list[str]) -> None:
-    """The PCA map of the table, coloured by category, the prompt's tokens ringed."""
+    """The PCA map of the table, coloured by category, the prompt's tokens ringed.
+
+    Both PCA fits and the grey "other" tokens are sent once; hiding the uncategorised tokens or
+    switching the fit is answered in the browser (``space3d``'s views), with no round trip.
+    """
     with st.spinner(t("embeddings.loading.table")):  # the first visit fits the PCA of the whole table
         view = table_view(model_name)
     names = category_names(view)
-    controls = st.columns([3, 1])
     # Showing or hiding a category is a click on its legend entry: the browser redraws the map
     # without a round trip (a server-side filter cost a rerun and a redraw of 1,837 points).
-    controls[0].caption(t("embeddings.map.legend_hint"))
-    only_categories = controls[1].toggle(t("embeddings.map.only_categories"), key="embeddings_map_only")
-    # Labels are translated here, inside the run: a format function must not depend on
-    # session state, because AppTest (and Streamlit between runs) may call it outside a run.
-    fit_labels = {k: t(f"embeddings.map.fit.{k}") for k in ("all", "categories")}
-    fit = st.radio(t("embeddings.map.fit"), tuple(fit_labels), horizontal=True, key="embeddings_map_fit",
-                   format_func=fit_labels.__getitem__, help=t("embeddings.map.fit_help"))
-    projection = view.projection if fit == "all" else view.projection_categories
-    ratio = projection.explained_variance_ratio
+    st.caption(t("embeddings.map.legend_hint"))
     words = [i for i, c in enumerate(view.categories) if c]
     if view.trained:  # built-in model: the tokens it saw in training (about 1k of ~5.9k), not untrained Han rows
         shown = sorted({*view.trained, *prompt_ids})  # an untrained category word's row is noise: left out
@@ -350,25 +348,50 @@ def semantic_map(model_name: str, prompt_ids: list[int], prompt_tokens: list[str
         category=t("embeddings.map.category"), other=t("embeddings.map.other"),
         prompt=t("embeddings.map.prompt"),
     )
-    map_args = (projection.coords, view.labels, view.categories, names, ratio)
-    # About 1k points, built once per (model, choices, language) and shared by every prompt; the
-    # prompt's ringed tokens are a small part of their own, joined to it on each rerun.
-    points = space3d.cached(embedding_space, map_args, dict(
-        text=text, show_other=not only_categories, shown_ids=shown, space_labels=space3d.space_labels()))
-    ring = space3d.cached(prompt_ring, (projection.coords, prompt_ids,
-                                        [display_token(tok) for tok in prompt_tokens]), dict(name=text.prompt))
-    space3d.space3d(joined_space(points, ring), key="embeddings_map_chart")
+    spaces = {fit: _map_space(view, fit, names, text, shown, prompt_ids, prompt_tokens) for fit in MAP_FITS}
+    base = spaces["all"]
+    other = next((i for i, g in enumerate(base["groups"]) if g["name"] == text.other and not g["ring"]), -1)
+    fit_labels = {k: t(f"embeddings.map.fit.{k}") for k in MAP_FITS}
+    views = {  # flags travel as 0 / 1, as the link writes them (ui.state.flag)
+        "knobs": {"only": {"name": "embeddings_map_only", "value": int(state.get("embeddings_map_only")),
+                           "default": 0},
+                  "fit": {"name": "embeddings_map_fit_categories",
+                          "value": int(state.get("embeddings_map_fit_categories")), "default": 0}},
+        "only_label": t("embeddings.map.only_categories"), "fit_label": t("embeddings.map.fit"),
+        "fit_help": t("embeddings.map.fit_help"), "other_group": other,
+        "fits": [{"key": MAP_FITS.index(fit), "label": fit_labels[fit], "axes": space["axes"],
+                  **{c: space["points"][c] for c in "xyz"}, "caption": _variance_caption(view, fit)}
+                 for fit, space in spaces.items()],
+    }
+    space3d.space3d(base, key="embeddings_map_chart", views=views)
     if view.trained:
         st.caption(t("embeddings.map.trained_only", shown=f"{len(shown):,}", vocab=f"{len(view.labels):,}",
                      unseen=f"{len(view.labels) - len(view.trained):,}"))
     elif shown is not None:  # a real vocabulary: a fixed sample plus the prompt's tokens
         st.caption(t("foreign.pca_sample", vocab=f"{len(view.labels):,}", sample=f"{len(shown):,}"))
-    variance_key = "embeddings.map.variance" if fit == "all" else "embeddings.map.variance_categories"
-    st.caption(t(variance_key, pc1=f"{100 * ratio[0]:.1f}%", pc2=f"{100 * ratio[1]:.1f}%",
-                 pc3=f"{100 * ratio[2]:.1f}%", total=f"{100 * ratio.sum():.1f}%", d=view.matrix.shape[1]))
-
     coloured = sum(1 for c in view.categories if c is not None)
     st.caption(t("embeddings.map.coloured", n=coloured, vocab=f"{len(view.labels):,}"))
+
+
+def _map_space(view: TableView, fit: str, names: dict[str, str], text: MapText, shown: list[int] | None,
+               prompt_ids: list[int], prompt_tokens: list[str]) -> dict:
+    """One PCA fit's map with the prompt ringed. About 1k points, built once per (model, fit,
+    language) and shared by every prompt; the ringed tokens are a small part joined per rerun."""
+    projection = view.projection if fit == "all" else view.projection_categories
+    map_args = (projection.coords, view.labels, view.categories, names, projection.explained_variance_ratio)
+    points = space3d.cached(embedding_space, map_args, dict(
+        text=text, show_other=True, shown_ids=shown, space_labels=space3d.space_labels()))
+    ring = space3d.cached(prompt_ring, (projection.coords, prompt_ids,
+                                        [display_token(tok) for tok in prompt_tokens]), dict(name=text.prompt))
+    return joined_space(points, ring)
+
+
+def _variance_caption(view: TableView, fit: str) -> str:
+    """How much of the table's spread the fit's three directions hold (plain text: the browser shows it)."""
+    ratio = (view.projection if fit == "all" else view.projection_categories).explained_variance_ratio
+    key = "embeddings.map.variance" if fit == "all" else "embeddings.map.variance_categories"
+    return t(key, pc1=f"{100 * ratio[0]:.1f}%", pc2=f"{100 * ratio[1]:.1f}%", pc3=f"{100 * ratio[2]:.1f}%",
+             total=f"{100 * ratio.sum():.1f}%", d=view.matrix.shape[1])
 
 
 @st.fragment

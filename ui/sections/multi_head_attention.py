@@ -7,6 +7,8 @@ Values come straight from the model's trace (``blocks.L.attn.hook_pattern`` and
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -27,6 +29,7 @@ from ui.charts.attention import (
     value_matrix_spec,
 )
 from ui.charts.vl import hconcat
+from ui.components import mha_heads
 from ui.i18n import t, translate
 from ui import state
 from ui.page import Page, relabel_after_language_switch
@@ -124,6 +127,74 @@ def main_heatmap(model_name: str, prompt: str, n_layer: int, n_head: int,
     return layer, head, show_scores
 
 
+# the component's words (its key -> this page's i18n key)
+BROWSER_TEXT: dict[str, str] = {
+    "pick": "multi_head_attention.pick.radio", "layer": "multi_head_attention.layer",
+    "head": "multi_head_attention.head", "layer_name": "multi_head_attention.layer_name",
+    "head_name": "multi_head_attention.head_name", "title": "multi_head_attention.heatmap.title",
+    "key": "multi_head_attention.axis.key", "query": "multi_head_attention.axis.query",
+    "masked": "multi_head_attention.masked", "kind_weights": "multi_head_attention.kind.weights",
+    "kind_scores": "multi_head_attention.kind.scores", "caption": "multi_head_attention.heatmap.caption",
+    "caption_scores": "multi_head_attention.heatmap.caption_scores",
+    "behaviour_this": "multi_head_attention.behaviour.this", "behaviour_col": "multi_head_attention.behaviour.col",
+    "behaviour_score": "multi_head_attention.behaviour.score", "behaviour_help": "multi_head_attention.behaviour.help",
+    "numbers": "multi_head_attention.heatmap.numbers", "view_title": "multi_head_attention.view.title",
+    "view_query": "multi_head_attention.view.query", "view_chart": "multi_head_attention.view.chart",
+    "view_caption": "multi_head_attention.view.caption",
+}
+
+
+@memo(maxsize=32)
+def browser_heads_data(model_name: str, prompt: str, lang: str) -> dict:
+    """Every head of this prompt for the browser, built once per (prompt, language) and shared."""
+    patterns, scores, behaviours = head_data(model_name, prompt)
+    rows = []
+    for b in behaviours:
+        name = translate(f"multi_head_attention.behaviour.{b.label}", lang)
+        rows.append({"label": name if np.isnan(b.score) else f"{name} {b.score:.2f}",
+                     "scores": [f"{b.scores[k]:.3f}" for k in ha.BEHAVIOURS]})
+    tokens = [display_token(tok) for tok in run_prompt(model_name, prompt).tokens]
+    return mha_heads.heads_data(
+        patterns, scores, token_labels(model_name, prompt), tokens, rows,
+        [translate(f"multi_head_attention.behaviour.{k}", lang) for k in ha.BEHAVIOURS],
+        {name: translate(key, lang) for name, key in BROWSER_TEXT.items()},
+    )
+
+
+def browser_heads(model_name: str, prompt: str, n_layer: int, n_head: int) -> tuple[int, int, bool]:
+    """The head picker and enlarged head drawn in the browser: picking a head sends nothing."""
+    lang = st.session_state.get("lang", "en")
+    show_scores = st.toggle(t("multi_head_attention.show_scores"), **state.bind("mha_scores"),
+                            help=t("multi_head_attention.show_scores.help"))
+    # Out of this model's heads (a link made for a bigger model): the default, as the server's boxes do.
+    layer, head = int(state.get("mha_layer")), int(state.get("mha_head"))
+    if layer >= n_layer:
+        layer = 0
+        state.put("mha_layer", layer)
+    if head >= n_head:
+        head = 0
+        state.put("mha_head", head)
+    query = query_of(model_name, prompt)
+    state.show_notes()  # a crafted value's fallback note
+    prompt_id = hashlib.sha256(f"{model_name}\0{prompt}".encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    mha_heads.mha_heads(browser_heads_data(model_name, prompt, lang), layer=layer, head=head, query=query,
+                        prompt_id=prompt_id, show_scores=bool(show_scores), key="mha_heads")
+    return layer, head, bool(show_scores)
+
+
+def query_of(model_name: str, prompt: str) -> int:
+    """The head view's query position: a new prompt starts from its last token (it predicts the next)."""
+    n = len(run_prompt(model_name, prompt).ids)
+    if st.session_state.get("mha_query_prompt") not in (None, (model_name, prompt)):
+        state.put("mha_query", n - 1)
+    st.session_state["mha_query_prompt"] = (model_name, prompt)
+    query = int(state.get("mha_query", n - 1))
+    if query >= n:
+        query = n - 1
+        state.put("mha_query", query)
+    return query
+
+
 def outline_head(picker: dict, layer: int, head: int) -> dict:
     """The cached head picker with (layer, head) outlined: only its small table is rebuilt
     (the ``current`` column ``head_picker`` fills from ``selected``)."""
@@ -136,11 +207,19 @@ def outline_head(picker: dict, layer: int, head: int) -> dict:
 
 
 def all_heads(patterns: np.ndarray, scores: np.ndarray, labels: list[str], behaviours: list[ha.HeadBehaviour],
-              layer: int, head: int, show_scores: bool) -> None:
+              layer: int, head: int, show_scores: bool, *, picker: bool = True) -> None:
+    """Every head's pattern small; ``picker``: the server's clickable head picker above them
+    (off when the browser's radio group picks heads: its outline would lag the browser's pick)."""
     st.subheader(t("multi_head_attention.grid.title"))
     if not st.toggle(t("multi_head_attention.grid.show"), **state.bind("mha_grid")):
         return
-    n_layer, n_head = patterns.shape[:2]
+    if picker:
+        server_picker(behaviours, layer, head)
+    _grid(patterns, scores, labels, behaviours, show_scores)
+
+
+def server_picker(behaviours: list[ha.HeadBehaviour], layer: int, head: int) -> None:
+    """The clickable layers × heads chart (a click reruns the section, ``main_heatmap`` applies it)."""
     picker = draw.vega_spec_cached(head_picker, (  # built once per (prompt, language)
         [b.layer for b in behaviours], [b.head for b in behaviours],
         [t(f"multi_head_attention.behaviour.{b.label}") for b in behaviours], [b.score for b in behaviours],
@@ -151,6 +230,11 @@ def all_heads(patterns: np.ndarray, scores: np.ndarray, labels: list[str], behav
     ))
     draw.vega(outline_head(picker, layer, head), key=PICK_KEY, on_select="rerun", selection_mode=HEAD_PICK,
               width="stretch")
+
+
+def _grid(patterns: np.ndarray, scores: np.ndarray, labels: list[str], behaviours: list[ha.HeadBehaviour],
+          show_scores: bool) -> None:
+    n_layer, n_head = patterns.shape[:2]
     # Each cell's head, named in its tooltip ("L0 H1"); the picker above names what each head does.
     titles = [f"L{b.layer} H{b.head}" for b in behaviours]
     kind = t("multi_head_attention.kind.scores" if show_scores else "multi_head_attention.kind.weights")
@@ -341,10 +425,16 @@ def model_line(page: Page) -> None:
 
 @st.fragment
 def heads_section(model_name: str, prompt: str, n_layer: int, n_head: int) -> None:
-    """The enlarged head, the grid and the head view: a layer/head/scores choice reruns only this."""
+    """The enlarged head, the grid and the head view: a scores choice reruns only this (a head
+    picked in the browser's radio group sends nothing; on a prompt too long for that, the
+    server's pickers rerun only this)."""
     patterns, scores, behaviours = head_data(model_name, prompt)
     tokens = [display_token(tok) for tok in run_prompt(model_name, prompt).tokens]
     labels = [f"{i}·{tok}" for i, tok in enumerate(tokens)]
+    if mha_heads.fits(n_layer, n_head, len(tokens)):  # every head fits in the browser: it picks them
+        layer, head, show_scores = browser_heads(model_name, prompt, n_layer, n_head)  # and draws the head view
+        all_heads(patterns, scores, labels, behaviours, layer, head, show_scores, picker=False)
+        return
     layer, head, show_scores = main_heatmap(model_name, prompt, n_layer, n_head, behaviours)
     all_heads(patterns, scores, labels, behaviours, layer, head, show_scores)
     st.fragment(head_view)(model_name, prompt, tokens, layer)  # the query choice reruns only the head view

@@ -1,13 +1,15 @@
 """Tokenization sections: watch BPE learn merges on your own text, then see how the model cuts any text.
 
-Part 1 trains BPE once per (corpus, merges, mode) — cached — and the step controls only
-re-render the recorded trace. Part 2 runs the live model's own tokenizer with a merge trace.
-All user text reaches the screen through Altair charts, data frames or markdown code spans:
-never as HTML.
+Part 1 trains BPE once per (corpus, merges, mode) — cached — and sends the recorded trace to
+the browser once: every merge step is replayed there (``ui.components.bpe_steps``), with no
+round trip. Part 2 runs the live model's own tokenizer with a merge trace. All user text
+reaches the screen through Altair charts, data frames, markdown code spans or the component's
+text nodes: never as HTML.
 """
 
 from __future__ import annotations
 
+import hashlib
 import time
 from functools import cache
 from pathlib import Path
@@ -28,22 +30,19 @@ from core.text.bpe_view import (
     encode_words_at,
     line_costs,
     most_frequent_words,
-    pair_table,
     text_cost,
     token_lines,
     token_origins,
-    vocab_breakdown,
-    vocab_id,
-    vocab_sizes,
 )
 from core.engine.checkpoint import CheckpointError
 from core.engine.prompt import PromptProblem, clean_prompt
 from core.text.corpus import cjk_lexicon
 from core.text.tokenizer import TrainResult, train_bpe
-from ui.charts.tokens import Chip, token_chips, token_count_curve
+from ui.charts.tokens import Chip, token_chips
 from ui.i18n import t
 from ui.messages import checkpoint_message
 from ui import state
+from ui.components import bpe_steps
 from ui.page import Page
 from ui.resources import get_model
 from ui.text import escape_markdown, markdown_table
@@ -57,9 +56,7 @@ MAX_TYPED_CORPUS = 200_000  # characters in the box; bigger corpora come as an u
 MAX_MERGES = 1000
 DEFAULT_MERGES = 10
 WORDS_SHOWN = 24  # word rows in the chip view: enough to see patterns, short enough to read
-PAIRS_SHOWN = 12
 MAX_CHIPS = 400  # tokens drawn in Part 2 (a 2,000-character prompt stays readable)
-PLAY_DELAY_S = 0.8
 QUIRKS: tuple[str, ...] = ("strawberry", "numbers", "languages")
 
 
@@ -174,18 +171,6 @@ def on_preset() -> None:
     keep("tok_merge_step", 0)
 
 
-def go_to(step: int) -> None:
-    keep("tok_merge_step", step)
-    st.session_state["tok_playing"] = False
-
-
-def toggle_play(step: int, last: int) -> None:
-    playing = not st.session_state.get("tok_playing", False)
-    if playing and step >= last:
-        keep("tok_merge_step", 0)  # play again from the start
-    st.session_state["tok_playing"] = playing
-
-
 def corpus_controls() -> str | None:
     """Presets, the corpus box and an upload; returns the checked corpus (None: a message)."""
     left, right = st.columns([3, 2])
@@ -276,178 +261,40 @@ def _checked_corpus(upload: Any) -> str | None:
         return None
 
 
-def step_controls(last: int) -> int:
-    """First/back/play/forward/last buttons and a slider over the recorded merges."""
-    step = min(max(int(kept("tok_merge_step", 0)), 0), last)
-    keep("tok_merge_step", step)
-    playing = bool(st.session_state.get("tok_playing", False))
-    # One horizontal row that wraps only when it must: on a phone the five buttons stay in one
-    # row (st.columns would stack them one under the other below 640 px).
-    row = st.container(horizontal=True, gap="small", vertical_alignment="center", key="tok_step_row")
-    row.button("|◀", key="tok_first", on_click=go_to, args=(0,), disabled=step == 0,
-               help=t("tokenization.step.first"))
-    row.button("◀", key="tok_back", on_click=go_to, args=(max(step - 1, 0),), disabled=step == 0,
-               help=t("tokenization.step.back"))
-    row.button(t("tokenization.step.pause") if playing else t("tokenization.step.play"),
-               key="tok_play", on_click=toggle_play, args=(step, last))
-    row.button("▶", key="tok_forward", on_click=go_to, args=(min(step + 1, last),), disabled=step >= last,
-               help=t("tokenization.step.forward"))
-    row.button("▶|", key="tok_last", on_click=go_to, args=(last,), disabled=step >= last,
-               help=t("tokenization.step.last"))
-    with row.container(width="stretch"):
-        st.slider(t("tokenization.step.slider"), min_value=0, max_value=last,
-                  key=bind("tok_merge_step", step), on_change=save("tok_merge_step"),
-                  label_visibility="collapsed")
-    return step
-
-
-def step_headline(result: TrainResult, step: int) -> None:
-    # Two fixed slots (the ties note may be empty): the charts below keep their place from step
-    # to step, so the browser updates them instead of drawing them anew.
-    head, ties_note = st.empty(), st.empty()
-    last = len(result.merges)
-    if step == 0:
-        head.markdown(t("tokenization.step.start", last=last))
-        return
-    merge = result.merges[step - 1]
-    head.markdown(t("tokenization.step.merge", n=step, last=last, left=code(merge.pair[0]),
-                    right=code(merge.pair[1]), new=code(merge.new), count=merge.count))
-    if merge.n_tied:
-        ties = ", ".join(f"{code(a)} + {code(b)}" for a, b in merge.ties[:6])
-        more = merge.n_tied - min(len(merge.ties), 6)
-        ties_note.caption(t("tokenization.step.ties", ties=ties + (f" … (+{more})" if more > 0 else "")))
-
-
-def id_text(result: TrainResult, piece: str) -> str:
-    """The piece's id in the vocabulary (base symbols, then merges in order); "—" if none."""
-    i = vocab_id(result.tokenizer, piece)
-    return "—" if i is None else str(i)
-
-
-def word_chips(corpus: str, result: TrainResult, step: int) -> None:
-    shown, distinct = words_at_step(corpus, result.requested_merges, result.mode, step)
-    newest = result.merges[step - 1].new if step else None
-    chips = [
-        Chip(group=f"{display_token(word)}  ×{freq}", label=display_token(piece), key=piece,
-             details=(id_text(result, piece), display_token(word), str(freq), str(len(pieces))),
-             highlight=piece == newest)
-        for word, freq, pieces in shown
-        for piece in pieces
-    ]
-    chart = token_chips(
-        chips, title=t("tokenization.chips.title", n=step), x_title=t("tokenization.chips.x"),
-        y_title=t("tokenization.chips.y"), token_title=t("tokenization.token"),
-        detail_titles=(t("tokenization.vocab_id"), t("tokenization.word"), t("tokenization.frequency"),
-                       t("tokenization.tokens_in_word")),
-    )
-    show_chart(chart)
-    st.caption(t("tokenization.chips.caption", shown=len(shown), words=distinct))
-
-
-def pair_frequencies(result: TrainResult, step: int) -> None:
-    if not result.merges:
-        return
-    index = max(step, 1) - 1
-    merge = result.merges[index]
-    st.markdown(t("tokenization.pairs.title_next" if step == 0 else "tokenization.pairs.title", n=index + 1))
-    status = {"chosen": t("tokenization.pairs.chosen"), "tie": t("tokenization.pairs.tie"), "": ""}
-    rows = pair_table(merge)[:PAIRS_SHOWN]
-    # A Markdown table (a dozen rows): no data-grid module for the browser to fetch on the first
-    # visit (~0.4 s of it). The merged pair's row is bold, a tied pair's italic.
-    st.markdown(markdown_table(
-        [t(f"tokenization.pairs.{k}") for k in ("left", "right", "count", "status")],
-        [[display_token(r.left), display_token(r.right), r.count, status[r.status]] for r in rows],
-        row_marks=["**" if r.status == "chosen" else "*" if r.status == "tie" else "" for r in rows]))
-    won = next((r for r in rows if r.status == "chosen"), rows[0])
-    st.caption(t("tokenization.pairs.tie_rule", left=display_token(won.left), right=display_token(won.right),
-                 count=won.count))
-
-
-def merge_list(result: TrainResult, step: int) -> None:
-    st.markdown(f"**{t('tokenization.merges.title', n=step)}**")
-    if step == 0:
-        st.caption(t("tokenization.merges.none"))
-        return
-    lines = [f"{m.rank}. {code(m.pair[0])} + {code(m.pair[1])} → {code(m.new)} ({m.count})"
-             for m in result.merges[:step]]
-    with st.container(height=min(60 + 28 * step, 300)):
-        st.markdown("\n".join(lines))
-
-
-def vocabulary(result: TrainResult, step: int) -> None:
-    merged = [m.new for m in result.merges[:step]]
-    vocab = vocab_breakdown(result.base_vocab, merged, result.tokenizer.special_tokens)
-    st.markdown(f"**{t('tokenization.vocab.title')}**")
-    st.metric(t("tokenization.vocab.size"), vocab.size)
-    st.caption(t("tokenization.vocab.summary", base=vocab.base_size, merged=len(vocab.merged), size=vocab.size))
-    parts = []
-    if vocab.special:
-        parts.append(t("tokenization.vocab.special") + " " + " ".join(code(s) for s in vocab.special))
-    if vocab.byte_tokens:
-        parts.append(t("tokenization.vocab.bytes", n=len(vocab.byte_tokens),
-                       first=code(vocab.byte_tokens[0]), last=code(vocab.byte_tokens[-1])))
-    parts.append(t("tokenization.vocab.characters", n=len(vocab.characters)) + " "
-                 + " ".join(code(c) for c in vocab.characters))
-    parts.append(t("tokenization.vocab.merged", n=len(vocab.merged)) + " "
-                 + (" ".join(code(m) for m in vocab.merged) or "—"))
-    with st.container(height=min(120 + 6 * vocab.size, 300)):
-        st.markdown("\n\n".join(parts))
-
-
-def count_curve(result: TrainResult, step: int) -> None:
-    curve = result.token_count_curve()
-    sizes = vocab_sizes(result.base_vocab, [m.new for m in result.merges])
-    chart = token_count_curve(
-        list(range(len(curve.tokens))), list(curve.tokens), words=curve.num_words, vocab_sizes=sizes,
-        current=step, title=t("tokenization.curve.title"), x_title=t("tokenization.curve.x"),
-        total_title=t("tokenization.curve.total"), per_word_title=t("tokenization.curve.per_word"),
-        vocab_title=t("tokenization.vocab.size"),
-    )
-    show_chart(chart)
-    st.caption(t("tokenization.curve.caption", start=curve.tokens[0], now=curve.tokens[step],
-                 per_word=f"{curve.tokens_per_word[step]:.2f}", size=sizes[step]))
-
-
-def encode_box(result: TrainResult, step: int) -> None:
+def encode_box() -> str:
+    """The encode box's text input (a new word is new data: the server cuts it into words)."""
     st.subheader(t("tokenization.encode.title"))
     word = st.text_input(t("tokenization.encode.input"), key=bind("tok_encode_word", "lowest"),
                          on_change=save("tok_encode_word"), max_chars=200,
                          help=t("tokenization.encode.help"))
     if not word.strip():
         st.caption(t("tokenization.encode.empty"))
-        return
-    encodings = encode_words_at(result, word, step)
-    chips = [Chip(group=display_token(enc.word), label=display_token(piece), key=piece,
-                  details=(id_text(result, piece),))
-             for enc in encodings for piece in enc.pieces]
-    show_chart(token_chips(chips, title=t("tokenization.encode.chart", n=step),
-                           x_title=t("tokenization.chips.x"), y_title=t("tokenization.word"),
-                           token_title=t("tokenization.token"), detail_titles=(t("tokenization.vocab_id"),),
-                           min_line_width=36))
-    for enc in encodings:
-        pieces = " + ".join(code(p) for p in enc.pieces)
-        st.markdown(f"{code(enc.word)} → {pieces}")
-        if enc.merges:
-            steps = " · ".join(f"#{m.rank} {code(m.pair[0])}+{code(m.pair[1])}→{code(m.new)}" for m in enc.merges)
-            st.caption(t("tokenization.encode.applied", merges=steps))
-        else:
-            st.caption(t("tokenization.encode.no_merge"))
+    return word
 
 
-def rerun_section() -> None:
-    """Run the current fragment again (a Play step); the whole page when this run is a full one
-    (Streamlit allows a fragment-scoped rerun only during a fragment's own rerun)."""
-    from streamlit.errors import StreamlitAPIException
+def corpus_scope(corpus: str) -> str:
+    """A short name for a corpus: the browser starts a new corpus from the server's step."""
+    return hashlib.sha256(corpus.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
-    try:
-        st.rerun(scope="fragment")
-    except (StreamlitAPIException, RuntimeError):  # RuntimeError: this section ran inside the outer one's rerun
-        st.rerun()
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def step_data(corpus: str, num_merges: int, mode: str) -> dict[str, Any]:
+    """The whole recorded training for the browser, once per (corpus, merges, mode)."""
+    result, _ = train(corpus, num_merges, mode)
+    shown, distinct = words_at_step(corpus, num_merges, mode, 0)  # starting symbols; the browser replays
+    return bpe_steps.training_data(result, shown, distinct)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def encode_data(corpus: str, num_merges: int, mode: str, word: str) -> dict[str, Any]:
+    """The encode box's words (cut as training cut them) with their starting symbols."""
+    result, _ = train(corpus, num_merges, mode)
+    return bpe_steps.encode_data(result, [(enc.word, enc.pieces) for enc in encode_words_at(result, word, 0)])
 
 
 # Part 1 is two nested fragments: the corpus controls (a new corpus, mode or merge count
-# retrains) and, inside, the step view (the step buttons, the slider, Play and the encode box
-# rerun only the step view, from the cached training).
+# retrains) and, inside, the step view (drawn by the browser, which moves the step itself; a new
+# encode word reruns only the step view, from the cached training).
 @st.fragment
 def bpe_section() -> None:
     """The corpus controls, the training, and the step view inside."""
@@ -469,38 +316,22 @@ def bpe_section() -> None:
 
 @st.fragment
 def step_section(corpus: str, num_merges: int, mode: str) -> None:
-    """One recorded merge step: words, pairs, merges so far, vocabulary, the curve, the encode box."""
+    """Every recorded merge step, drawn in the browser: the slider, the buttons and Play send
+    nothing to the server (``ui.components.bpe_steps``); a new encode word reruns only this."""
     result, _ = train(corpus, num_merges, mode)  # the cached training of the section above
     last = len(result.merges)
     if last == 0:
         st.info(t("tokenization.no_merges"))
-        step = 0
-    else:
-        if st.session_state.get("tok_playing") and int(kept("tok_merge_step", 0)) >= last:
-            st.session_state["tok_playing"] = False
-        step = step_controls(last)
-    step_headline(result, step)
-    chips_col, pairs_col = st.columns([3, 2])
-    with chips_col:
-        word_chips(corpus, result, step)
-    with pairs_col:
-        pair_frequencies(result, step)
-    list_col, vocab_col = st.columns(2)
-    with list_col:
-        merge_list(result, step)
-    with vocab_col:
-        vocabulary(result, step)
-    count_curve(result, step)
-    encode_box(result, step)
-    # Play: advance one merge per rerun of this section, stop at the last step (the final run
-    # shows "Play" again).
-    if st.session_state.get("tok_playing") and last:
-        time.sleep(PLAY_DELAY_S)
-        next_step = min(int(kept("tok_merge_step", 0)) + 1, last)
-        keep("tok_merge_step", next_step)
-        if next_step >= last:
-            st.session_state["tok_playing"] = False
-        rerun_section()
+    linked = int(kept("tok_merge_step", 0))
+    step = min(max(linked, 0), last)
+    if step != linked:  # a link made for a longer training: its last step
+        keep("tok_merge_step", step)
+    scope = corpus_scope(corpus)
+    bpe_steps.bpe_steps(step_data(corpus, num_merges, mode), step, part="steps", key="tok_bpe_steps", scope=scope)
+    word = encode_box()
+    if word.strip():
+        bpe_steps.bpe_steps(encode_data(corpus, num_merges, mode, word), step, part="encode", key="tok_bpe_encode",
+                            scope=scope)
 
 
 def bpe_part() -> None:

@@ -1,8 +1,9 @@
 // Build the app's components, each one ES module with no CDN: the Overview's journey picture
-// (src/index.ts -> build/journey.js, src/journey.css -> build/journey.css) and the 3-D point
-// space (src/space3d.ts -> build/space3d.js, src/space3d.css -> build/space3d.css) and the
-// sampling knobs of the Logits and Generation pages (src/sampling_lab.ts -> build/sampling_lab.js,
-// bundling knob_state.ts, the browser knobs' shared state); then
+// (src/index.ts -> build/journey.js, src/journey.css -> build/journey.css), the 3-D point
+// space (src/space3d.ts -> build/space3d.js, src/space3d.css -> build/space3d.css), the
+// sampling knobs of the Logits and Generation pages (src/sampling_lab.ts -> build/sampling_lab.js)
+// and the rest of ENTRIES below (one shared package; each bundles knob_state.ts, the browser
+// knobs' shared state); then
 // build/SOURCE_HASH: the sha256 of the sources (see sourceHash below;
 // tests/unit/test_component_bundles.py recomputes it and fails when a committed bundle was
 // built from other sources). Run: npm ci && npm run build
@@ -45,6 +46,8 @@ const ENTRIES = [
   { name: "journey", entry: "index.ts", css: "journey.css", what: "the journey component" },
   { name: "space3d", entry: "space3d.ts", css: "space3d.css", what: "the 3-D point space" },
   { name: "sampling_lab", entry: "sampling_lab.ts", css: "sampling_lab.css", what: "the sampling knobs" },
+  { name: "bpe_steps", entry: "bpe_steps.ts", css: "bpe_steps.css", what: "the BPE merge steps" },
+  { name: "mha_heads", entry: "mha_heads.ts", css: "mha_heads.css", what: "the head picker and enlarged head" },
 ];
 for (const { name, entry, css, what } of ENTRIES) {
   await build({
@@ -61,5 +64,16 @@ for (const { name, entry, css, what } of ENTRIES) {
   });
   copyFileSync(join(here, "src", css), join(out, css));
 }
+// The BPE replay alone, for tests/unit/test_bpe_replay.py: node runs it against core.text.tokenizer.
+await build({
+  entryPoints: [join(here, "src", "bpe_replay.ts")],
+  outfile: join(out, "bpe_replay.js"),
+  bundle: true,
+  format: "esm",
+  target: "es2020",
+  legalComments: "none",
+  banner: { js: "// Token Journey: the BPE replay (src/bpe_replay.ts) for the unit tests, built by build.mjs (do not edit).\n" },
+  logLevel: "warning",
+});
 writeFileSync(join(out, "SOURCE_HASH"), sourceHash() + "\n");
 console.log("built", relative(here, out), sourceHash());

@@ -6,7 +6,9 @@ Embeddings page's first drawing took seconds); this component sorts about a thou
 depth and paints them on a canvas in milliseconds. Python builds the data
 (``ui.charts.space3d``, once per input, shared read-only); the browser keeps each map's
 rotation, zoom and hidden legend groups across reruns, and shows or hides a group without
-a round trip. The component sends nothing back, so no value from the browser is read here.
+a round trip; the embedding map's own toggles (hide the uncategorised tokens, which PCA fit)
+answer there too, their durable values kept by ``knob_state.ts`` (sessionStorage, the address bar). The
+component sends nothing back, so no value from the browser is read here.
 """
 
 from __future__ import annotations
@@ -53,14 +55,21 @@ def cached(builder: Any, args: tuple = (), kwargs: Mapping[str, Any] | None = No
     return build(builder, tuple(args), dict(kwargs or {}))
 
 
-def space3d(data: Mapping[str, Any], *, key: str) -> None:
+def space3d(data: Mapping[str, Any], *, key: str, views: Mapping[str, Any] | None = None) -> None:
     """Draw one 3-D space; ``key`` names it (its rotation survives reruns under that key).
 
-    The canvas is named by a one-sentence summary and followed by its numbers as a table."""
+    The canvas is named by a one-sentence summary and followed by its numbers as a table.
+    ``views`` (the embedding map's display toggles, answered in the browser): ``knobs`` (``only``
+    and ``fit``: knob_state.ts's KnobSpec {name, value, default} of their ``ui.state`` flags, as
+    0 / 1), ``only_label``, ``fit_label``, ``fit_help``, ``other_group`` (the group "only
+    categories" hides) and ``fits`` (per fit: key = the fit knob's value, label, axes, x, y, z of
+    every point in ``data``'s order, caption).
+    """
     from ui.chart_table import show_chart_table
     from ui.charts.space3d import space_facts, space_summary
     from ui.i18n import current_language
 
     summary = space_summary(data, current_language())
-    _mount(key=key, data={**data, "summary": summary, "presenter": presenter_on()}, width="stretch", height="content")
+    _mount(key=key, data={**data, "views": views, "summary": summary, "presenter": presenter_on()},
+           width="stretch", height="content")
     show_chart_table(space_facts(data), summary)

@@ -7,6 +7,8 @@
 // A thousand circles sorted by depth on a canvas take a few milliseconds anywhere.
 // Every user-visible string goes in through textContent or fillText, never as markup.
 
+import { KnobSpec, restoreKnob, saveKnob } from "./knob_state";
+
 interface Group {
   name: string;
   colour: string;
@@ -39,7 +41,28 @@ interface Labels {
   hint: string;
   legend: string;
 }
+// The embedding map's own display toggles, answered here without the server: hide the grey
+// "other" group, and switch between two PCA fits of the same points (their coordinates, axis
+// titles and variance line). Their durable values live in the address bar (knob_state.ts).
+interface Fit {
+  key: number; // the value of knobs.fit (0: all tokens, 1: the category words)
+  label: string;
+  axes: [string, string, string];
+  x: number[];
+  y: number[];
+  z: number[];
+  caption: string;
+}
+interface Views {
+  knobs: { only: KnobSpec; fit: KnobSpec }; // flags as 0 / 1 (ui.state's link form)
+  only_label: string;
+  fit_label: string;
+  fit_help: string;
+  other_group: number; // the group "only categories" hides (-1: none)
+  fits: Fit[];
+}
 interface Data {
+  views?: Views | null;
   title: string;
   summary?: string; // one sentence for screen readers: what the map shows for this prompt
   axes: [string, string, string];
@@ -136,16 +159,31 @@ export default function mount(component: Component): () => void {
   const C = cam;
   const groups = data.groups.map((g) => ({ ...g, colour: colour(g.colour, "#888888") }));
   const arrows = data.arrows.map((a) => ({ ...a, colour: colour(a.colour, "#888888") }));
-  const axes = axesOf(data);
+  const V = data.views ?? null;
+  const fitKeys = V ? V.fits.map((f) => f.key) : [];
+  let fitKey = V ? restoreKnob(V.knobs.fit) : 0;
+  if (V && !fitKeys.includes(fitKey)) { fitKey = fitKeys[0]; saveKnob(V.knobs.fit, fitKey); }
+  let only = V ? restoreKnob(V.knobs.only) === 1 : false;
+  let P = data.points;
+  let axisTitles = data.axes;
+  let axes = axesOf(data);
   const toCube = (v: number, k: number) => ((v - axes[k].lo) / (axes[k].hi - axes[k].lo)) * 2 - 1;
-  const P = data.points;
   const n = Math.min(P.x.length, P.y.length, P.z.length, P.group.length);
   const cube = new Float64Array(n * 3);
-  for (let i = 0; i < n; i++) {
-    cube[3 * i] = toCube(P.x[i], 0);
-    cube[3 * i + 1] = toCube(P.y[i], 1);
-    cube[3 * i + 2] = toCube(P.z[i], 2);
-  }
+  const place3d = () => {
+    const fit = V?.fits.find((f) => f.key === fitKey);
+    if (fit) {
+      P = { ...data.points, x: fit.x, y: fit.y, z: fit.z };
+      axisTitles = fit.axes;
+      axes = axesOf({ ...data, points: P });
+    }
+    for (let i = 0; i < n; i++) {
+      cube[3 * i] = toCube(P.x[i], 0);
+      cube[3 * i + 1] = toCube(P.y[i], 1);
+      cube[3 * i + 2] = toCube(P.z[i], 2);
+    }
+  };
+  place3d();
 
   for (const old of Array.from(parentElement.children)) if (old.classList.contains("s3")) old.remove();
   const root = el("div", "s3");
@@ -178,6 +216,8 @@ export default function mount(component: Component): () => void {
   root.appendChild(el("div", "s3-hint", L.hint));
 
   const visibleGroup = groups.map((g) => !(g.legend && C.hidden.has(g.name)));
+  // legend buttons exist only for legend groups: a group's button is at its rank among them
+  const legendIndex = (gi: number) => (groups[gi]?.legend ? groups.slice(0, gi).filter((g) => g.legend).length : -1);
   const syncers: (() => void)[] = [];
   const syncAll = () => { for (const sync of syncers) sync(); };
   groups.forEach((g, gi) => {
@@ -214,6 +254,71 @@ export default function mount(component: Component): () => void {
     syncers.push(sync);
     legend.appendChild(b);
   });
+  // --- the map's display toggles (only with data.views) ---------------------------------
+  const fitCaption = el("div", "s3-caption");
+  if (V) {
+    const bar = el("div", "s3-views");
+    const onlyBox = el("label", "s3-only");
+    const check = el("input");
+    check.type = "checkbox";
+    check.setAttribute("role", "switch");
+    check.checked = only;
+    onlyBox.append(check, el("span", "", V.only_label));
+    const fitGroup = el("div", "s3-fit");
+    fitGroup.setAttribute("role", "radiogroup");
+    fitGroup.title = V.fit_help;
+    const fitName = el("span", "s3-fit-name", V.fit_label);
+    fitName.id = `s3-fit-${key}`;
+    fitGroup.setAttribute("aria-labelledby", fitName.id);
+    const fitButtons = V.fits.map((f) => {
+      const b = el("button", "s3-item s3-fit-option", f.label);
+      b.type = "button";
+      b.setAttribute("role", "radio");
+      b.dataset.fit = String(f.key);
+      b.addEventListener("click", () => setFit(f.key, false));
+      return b;
+    });
+    fitGroup.append(fitName, ...fitButtons);
+    fitGroup.addEventListener("keydown", (e) => {
+      const step = e.key === "ArrowRight" || e.key === "ArrowDown" ? 1 : e.key === "ArrowLeft" || e.key === "ArrowUp" ? -1 : 0;
+      if (!step) return;
+      e.preventDefault();
+      const i = (fitKeys.indexOf(fitKey) + step + fitKeys.length) % fitKeys.length;
+      setFit(fitKeys[i], true);
+    });
+    const syncViews = () => {
+      fitButtons.forEach((b) => {
+        const on = b.dataset.fit === String(fitKey);
+        b.setAttribute("aria-checked", String(on));
+        b.tabIndex = on ? 0 : -1;
+      });
+      check.checked = only;
+      const otherButton = legend.children[legendIndex(V.other_group)] as HTMLElement | undefined;
+      if (otherButton) otherButton.hidden = only;
+      fitCaption.textContent = V.fits.find((f) => f.key === fitKey)?.caption ?? "";
+      root.setAttribute("data-fit", String(fitKey));
+      root.setAttribute("data-only", only ? "1" : "0");
+    };
+    const setFit = (k: number, focus: boolean) => {
+      fitKey = k;
+      saveKnob(V.knobs.fit, k);
+      place3d();
+      syncViews();
+      draw();
+      if (focus) fitButtons[fitKeys.indexOf(k)]?.focus();
+    };
+    check.addEventListener("change", () => {
+      only = check.checked;
+      saveKnob(V.knobs.only, only ? 1 : 0);
+      syncViews();
+      draw();
+    });
+    bar.append(onlyBox, fitGroup);
+    root.insertBefore(bar, root.children[1]); // under the title
+    root.appendChild(fitCaption);
+    syncViews();
+  }
+
   const tool = (text: string, label: string, act: () => void) => {
     const b = el("button", "s3-tool", text);
     b.type = "button";
@@ -359,9 +464,9 @@ export default function mount(component: Component): () => void {
       const middle = project(...edgeFor[k](0));
       const [tx, ty] = out(middle, 30 + small);
       ctx.font = `600 ${mid}px ${T.font}`;
-      const half = ctx.measureText(data.axes[k]).width / 2 + 2;
-      const [ax, ay] = place(data.axes[k], Math.max(half, Math.min(width - half, tx)), Math.max(mid, Math.min(height - mid, ty)), mid);
-      ctx.fillText(data.axes[k], ax, ay);
+      const half = ctx.measureText(axisTitles[k]).width / 2 + 2;
+      const [ax, ay] = place(axisTitles[k], Math.max(half, Math.min(width - half, tx)), Math.max(mid, Math.min(height - mid, ty)), mid);
+      ctx.fillText(axisTitles[k], ax, ay);
       ctx.font = `${small}px ${T.font}`;
     }
 
@@ -399,7 +504,7 @@ export default function mount(component: Component): () => void {
     const projected: Projected[] = new Array(n);
     for (let i = 0; i < n; i++) {
       const g = P.group[i];
-      if (!(g >= 0 && g < groups.length) || !visibleGroup[g]) continue;
+      if (!(g >= 0 && g < groups.length) || !visibleGroup[g] || (only && g === V?.other_group)) continue;
       projected[i] = project(cube[3 * i], cube[3 * i + 1], cube[3 * i + 2]);
       order.push(i);
     }
