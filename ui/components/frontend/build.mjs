@@ -1,6 +1,8 @@
 // Build the app's components, each one ES module with no CDN: the Overview's journey picture
-// (src/index.ts -> build/journey.js, src/journey.css -> build/journey.css) and the 3-D point
-// space (src/space3d.ts -> build/space3d.js, src/space3d.css -> build/space3d.css); then
+// (src/index.ts -> build/journey.js, src/journey.css -> build/journey.css), the 3-D point
+// space (src/space3d.ts -> build/space3d.js, src/space3d.css -> build/space3d.css) and the
+// lesson knobs answered in the browser (src/positional_view.ts, src/attention_view.ts, both
+// with src/lessons.css and the shared modules in src/lessons/); then
 // build/SOURCE_HASH: the sha256 of the sources (see sourceHash below;
 // tests/unit/test_component_bundles.py recomputes it and fails when a committed bundle was
 // built from other sources). Run: npm ci && npm run build
@@ -42,6 +44,8 @@ mkdirSync(out, { recursive: true });
 const ENTRIES = [
   { name: "journey", entry: "index.ts", css: "journey.css", what: "the journey component" },
   { name: "space3d", entry: "space3d.ts", css: "space3d.css", what: "the 3-D point space" },
+  { name: "positional", entry: "positional_view.ts", css: "lessons.css", what: "the positional-encoding knobs" },
+  { name: "attention", entry: "attention_view.ts", css: "lessons.css", what: "the self-attention knobs" },
 ];
 for (const { name, entry, css, what } of ENTRIES) {
   await build({
