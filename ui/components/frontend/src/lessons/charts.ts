@@ -106,6 +106,7 @@ export function heatmap(opts: HeatOptions, tip: Tooltip): HTMLElement {
   canvas.tabIndex = 0;
   canvas.setAttribute("role", "img");
   canvas.setAttribute("aria-label", opts.summary ? `${opts.title}. ${opts.summary}` : opts.title);
+  if (opts.rows * opts.cols <= 1024) canvas.dataset.values = JSON.stringify(Array.from(opts.values, (v) => (isFinite(v) ? v : String(v))));
   body.append(canvas);
   const legend = el("div", "tl-legend");
   const lo = opts.scale.symmetric ? -opts.scale.high : opts.scale.low;

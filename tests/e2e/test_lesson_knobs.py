@@ -1,0 +1,250 @@
+"""In real Chromium: the knobs the Positional-encoding and Self-attention pages answer in the
+browser (ui.components.lessons) give the same numbers as core.lessons on random cases, and moving
+them — by mouse, keyboard or typing — sends no websocket frame to the server."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+
+import numpy as np
+import pytest
+from playwright.sync_api import Page, expect
+
+from core.lessons import attention_math as am
+from core.lessons import positional
+from tests.e2e.helpers import assert_no_error, wait_for_app
+from ui.i18n import load_strings
+
+pytestmark = pytest.mark.e2e
+
+BASES = (100, 1000, 10000, 100000, 500000, 1000000)
+TABLE = "[data-testid=pe-table]"
+VECTOR = "[data-testid=pe-vector]"
+RELATIVE = "[data-testid=pe-relative]"
+STEPS = "[data-testid=sa-steps]"
+LAB = "[data-testid=sa-lab]"
+
+
+def count_frames(page: Page) -> list[int]:
+    """Messages the browser sends to the server (each rerun request is one)."""
+    sent = [0]
+    page.on("websocket", lambda ws: ws.on("framesent", lambda _frame: sent.__setitem__(0, sent[0] + 1)))
+    return sent
+
+
+def open_page(page: Page, url: str, ready: str) -> None:
+    page.goto(url)
+    wait_for_app(page)
+    expect(page.locator(ready).first).to_be_visible(timeout=90_000)
+    wait_for_app(page)
+    page.wait_for_timeout(1000)  # the last status messages of the first run
+    assert_no_error(page)
+
+
+def set_input(page: Page, selector: str, value: object) -> None:
+    """Set a control's value as a student's input event does (range, number or text)."""
+    page.locator(selector).evaluate(
+        "(input, v) => { input.value = String(v); input.dispatchEvent(new Event('input', { bubbles: true })); }", value)
+
+
+def cell_values(page: Page, selector: str, column: int) -> list[float]:
+    return [float(v) for v in page.locator(f"{selector} tbody tr td:nth-child({column + 1})").evaluate_all(
+        "cells => cells.map(c => c.dataset.value)")]
+
+
+def cell_texts(page: Page, selector: str, column: int) -> list[str]:
+    return page.locator(f"{selector} tbody tr td:nth-child({column + 1})").all_text_contents()
+
+
+def signed(value: float, digits: int = 3) -> str:
+    """The page's number format (ui/sections/positional_encoding.py before the move)."""
+    text = f"{value:.{digits}f}"
+    if text.startswith("-"):
+        text = "−" + text[1:]
+    return "0." + "0" * digits if text == "−0." + "0" * digits else text
+
+
+# --- positional encoding ---------------------------------------------------------------------
+
+
+def check_positional(page: Page, d: int, base: int, pos: int, offset: int) -> None:
+    """The vector table and the relative check ≡ core.lessons.positional, numbers and text."""
+    vector = positional.sinusoidal_vector(pos, d, float(base))
+    shown = cell_values(page, f"{VECTOR} .pe-vector", 3)
+    np.testing.assert_allclose(shown, vector, rtol=0, atol=1e-9)
+    assert cell_texts(page, f"{VECTOR} .pe-vector", 3) == [signed(v) for v in vector]
+    divisors = positional.pair_divisors(d, float(base))
+    assert cell_texts(page, f"{VECTOR} .pe-vector", 2) == [
+        f"{'sin' if i % 2 == 0 else 'cos'}({pos} / {divisors[i // 2]:,.4g})" for i in range(d)]
+    if pos + offset < 0:
+        expect(page.locator(f"{RELATIVE} .tl-warning")).to_be_visible()
+        return
+    check = positional.check_relative_position(pos, offset, d, float(base))
+    for column, expected in ((1, check.pe_position), (2, check.rotated), (3, check.pe_target)):
+        np.testing.assert_allclose(cell_values(page, f"{RELATIVE} .pe-relative", column), expected, rtol=0, atol=1e-9)
+    error = float(page.locator(f"{RELATIVE} .tl-metric").get_attribute("data-value"))
+    assert error < 1e-9 and abs(error - check.max_abs_error) < 1e-9
+    shown_dims = min(d, 32)
+    matrix = json.loads(page.locator(f"{RELATIVE} canvas").get_attribute("data-values"))
+    np.testing.assert_allclose(np.array(matrix).reshape(shown_dims, shown_dims),
+                               check.matrix[:shown_dims, :shown_dims], rtol=0, atol=1e-9)
+
+
+def test_positional_knobs_match_core_on_random_cases_without_a_frame(page: Page, app_url: str) -> None:
+    sent = count_frames(page)
+    open_page(page, f"{app_url}/positional_encoding", VECTOR)
+    # The seeds' row with the defaults (d = 8, pos = 3, base 10,000).
+    expect(page.get_by_text("[0.141, −0.990, 0.296, 0.955, 0.030, 1.000, 0.003, 1.000]")).to_be_visible()
+    check_positional(page, 8, 10000, 3, 2)
+    before = sent[0]
+    rng = random.Random(43)
+    for _ in range(12):
+        d, base = 2 * rng.randint(2, 256), rng.choice(BASES)
+        pos, offset = rng.choice([rng.randint(0, 60), rng.randint(0, 100_000)]), rng.randint(-1000, 1000)
+        set_input(page, f"{TABLE} [data-knob=pe_d_model] input", d)
+        set_input(page, f"{TABLE} [data-knob=pe_base] input", BASES.index(base))
+        set_input(page, f"{VECTOR} [data-knob=pe_position] input", pos)
+        set_input(page, f"{RELATIVE} [data-knob=pe_offset] input", offset)
+        check_positional(page, d, base, pos, offset)
+        expect(page.locator(f"{TABLE} [data-testid=pe-heatmap] .tl-chart-title")).to_have_text(
+            f"Positional encoding: 64 positions × {d} dimensions (base {base:,})")
+    page.wait_for_timeout(1500)
+    assert sent[0] == before, "moving the knobs sent a message to the server"
+
+
+def test_positional_knobs_by_keyboard_mouse_and_touch_send_nothing(page: Page, app_url: str) -> None:
+    sent = count_frames(page)
+    open_page(page, f"{app_url}/positional_encoding", TABLE)
+    before = sent[0]
+    slider = page.locator(f"{TABLE} [data-knob=pe_d_model] input")
+    expect(slider).to_have_accessible_name("d_model (dimensions)")
+    slider.focus()
+    for _ in range(60):  # step 2: 8 → 128
+        page.keyboard.press("ArrowRight")
+    expect(slider).to_have_value("128")
+    expect(page.get_by_text("PE(pos = 3) with d = 128")).to_be_visible()
+    check_positional(page, 128, 10000, 3, 2)
+    # The mouse: a click on the track a quarter of the way along.
+    box = slider.bounding_box()
+    page.mouse.click(box["x"] + box["width"] * 0.25, box["y"] + box["height"] / 2)
+    d = int(slider.input_value())
+    assert d != 128 and d % 2 == 0
+    check_positional(page, d, 10000, 3, 2)
+    # Pairs drawn as waves: tick one more (keyboard: Space on a focused checkbox).
+    box = page.locator(f"{TABLE} [data-knob=pe_pairs] input:not(:checked)").first
+    box.focus()
+    page.keyboard.press("Space")
+    expect(page.locator(f"{TABLE} [data-testid=pe-waves] .tl-series-legend li")).to_have_count(8)
+    # A typed position outside the range is refused in place, never sent.
+    position = page.locator(f"{VECTOR} [data-knob=pe_position] input")
+    position.fill("100001")
+    expect(position).to_have_attribute("aria-invalid", "true")
+    position.fill("42")
+    check_positional(page, d, 10000, 42, 2)
+    page.wait_for_timeout(1500)
+    assert sent[0] == before, "moving the knobs sent a message to the server"
+    assert_no_error(page)
+
+
+def test_positional_input_to_redraw_is_fast(page: Page, app_url: str) -> None:
+    open_page(page, f"{app_url}/positional_encoding", TABLE)
+    times = []
+    for d in (64, 256, 512, 128, 8, 300, 16, 500, 32, 200):
+        times.append(page.locator(f"{TABLE} [data-knob=pe_d_model] input").evaluate(
+            """(input, v) => new Promise((done) => {
+                const t0 = performance.now();
+                input.value = String(v);
+                input.dispatchEvent(new Event('input', { bubbles: true }));
+                requestAnimationFrame(() => done(performance.now() - t0));
+            })""", d))
+    times.sort()
+    assert times[len(times) * 95 // 100 - 1] < 100, times  # the issue's target is 50 ms (measured by the bench)
+
+
+# --- self-attention --------------------------------------------------------------------------
+
+
+def weights_of(page: Page, testid: str) -> np.ndarray:
+    values = json.loads(page.locator(f"{STEPS} [data-testid={testid}] canvas").get_attribute("data-values"))
+    return np.array([-math.inf if v == "-Infinity" else v for v in values], dtype=float)
+
+
+def test_attention_toggles_match_core_and_send_nothing(page: Page, app_url: str) -> None:
+    sent = count_frames(page)
+    open_page(page, f"{app_url}/self_attention", STEPS)
+    steps_box = page.locator(STEPS)
+    expect(steps_box).to_contain_text("Q₀ · K₁ = 1×1 + 0×2 + 2×1 = 3")
+    expect(steps_box).to_contain_text("e^2 = 7.389")
+    expect(steps_box).to_contain_text("= 0.155")
+    expect(steps_box).to_contain_text("[1.845, 6.223, 1.733]")  # the seeds' [1.843, 6.218, 1.731] before rounding
+    expect(steps_box).to_contain_text("I 15.5%, love 42.2%, you 42.2%")
+    before = sent[0]
+    x, w_q, w_k, w_v = am.SEED_X, am.SEED_W_Q, am.SEED_W_K, am.SEED_W_V
+    for scale, causal in ((False, True), (True, True), (True, False), (False, False)):
+        mask_box = page.locator(f"{STEPS} [data-knob=sa_mask] input")
+        if mask_box.is_checked() != causal:
+            page.locator(f"{STEPS} [data-knob=sa_mask] label").click()  # the mouse
+        scale_box = page.locator(f"{STEPS} [data-knob=sa_scale] input")
+        if scale_box.is_checked() != scale:
+            scale_box.focus()
+            page.keyboard.press("Space")  # the keyboard
+        expected = am.attention_steps(x, w_q, w_k, w_v, scale=scale, causal=causal)
+        np.testing.assert_allclose(weights_of(page, "sa-weights").reshape(3, 3), expected.weights, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(weights_of(page, "sa-output").reshape(3, 3), expected.output, rtol=0, atol=1e-12)
+        for query in (2, 0):
+            page.locator(f"{STEPS} [data-knob=sa_query] select").select_option(str(query))
+            walk = am.row_walkthrough(expected, query)
+            sm = walk.softmax
+            text = page.locator(f"{STEPS} [data-testid=sa-hand-softmax]").text_content()
+            assert f"= {sm.total:.3f}" in text and text.count("softmax") == 3, text
+            for j in range(3):
+                assert f"softmax{'₀₁₂'[j]} = {sm.exps[j]:.3f} / {sm.total:.3f} = {sm.weights[j]:.3f}" in text, text
+    expect(steps_box).to_contain_text("Q₀ · K₀ = 1×0 + 0×1 + 2×1 = 2   ← I → I")
+    page.locator(f"{STEPS} [data-knob=sa_mask] label").click()
+    expect(steps_box).to_contain_text("[2, −∞, −∞]")  # row 0 after the mask, in the hand calculation
+    page.wait_for_timeout(1500)
+    assert sent[0] == before, "the toggles sent a message to the server"
+    assert_no_error(page)
+
+
+def test_softmax_lab_matches_core_and_explains_bad_input(page: Page, app_url: str) -> None:
+    s = load_strings("en")
+    sent = count_frames(page)
+    open_page(page, f"{app_url}/self_attention", STEPS)
+    page.get_by_role("tab", name=s["self_attention.tab.lab"]).click()
+    box = page.locator(f"{LAB} [data-knob=sa_lab_scores] input")
+    expect(box).to_be_visible()
+    before = sent[0]
+    page.locator(f"{LAB} [data-knob=sa_lab_case] select").select_option(label=s["self_attention.lab.case.negative"])
+    expect(box).to_have_value("1, −2, 1")
+    expect(page.locator(LAB).get_by_text(s["self_attention.lab.plain.division_by_zero"])).to_be_visible()
+    rng = np.random.default_rng(43)
+    for _ in range(12):
+        n = int(rng.integers(1, 13))
+        scores = np.round(rng.normal(0, 4, n), int(rng.integers(0, 4)))
+        if rng.random() < 0.3:
+            scores[rng.integers(0, n)] = -np.inf
+        if np.isneginf(scores).all():
+            continue
+        typed = ", ".join("-inf" if np.isneginf(v) else repr(float(v)) for v in scores)
+        box.fill(typed)  # a keystroke at a time would do the same: every input event recomputes
+        steps = am.softmax_steps(am.parse_vector(typed))
+        np.testing.assert_allclose(cell_values(page, f"{LAB} .sa-lab-softmax", 2), steps.weights, rtol=0, atol=1e-12)
+        assert cell_texts(page, f"{LAB} .sa-lab-softmax", 1) == [f"{e:.3f}" for e in steps.exps]
+        plain = am.plain_normalise(steps.scores)
+        if plain.weights is None:
+            assert page.locator(f"{LAB} .tl-error").get_attribute("data-problem") == plain.problem
+        else:
+            np.testing.assert_allclose(cell_values(page, f"{LAB} .sa-lab-plain", 1), plain.weights, rtol=1e-12)
+    for bad, code in (("", "empty"), ("x", "not_a_number"), ("-inf, -inf", "all_masked"), ("nan", "not_finite"),
+                      ("1e400", "not_finite"), ("1e7", "too_large"), (",".join(["1"] * 13), "too_many")):
+        box.fill(bad)
+        with pytest.raises(am.InputProblem) as problem:
+            am.softmax_steps(am.parse_vector(bad))
+        assert problem.value.code == code
+        assert page.locator(f"{LAB} .tl-error").get_attribute("data-problem") == code, bad
+    page.wait_for_timeout(1500)
+    assert sent[0] == before, "the lab sent a message to the server"
+    assert_no_error(page)
