@@ -19,12 +19,8 @@ from core.engine import names
 
 from core.lessons import positional
 from ui.charts.positional import (
-    PairPanel,
-    RotationText,
     frequency_chart,
     matrix_chart,
-    rotation_panels_vega,
-    score_by_offset,
 )
 from ui.components import lessons
 from ui.i18n import t
@@ -90,9 +86,27 @@ def sinusoidal_limits() -> dict[str, object]:
     }
 
 
+def default_pairs(count: int) -> list[int]:
+    """The pairs drawn until the student picks: the fastest, a middle one and the slowest."""
+    return sorted({0, count // 4, count - 1})
+
+
+def rope_default_pairs(count: int) -> list[int]:
+    return sorted({0, count // 4, count // 2, count - 1})[:MAX_PAIRS_DRAWN]
+
+
+def chosen_pairs(name: str, default: list[int]) -> list[int] | None:
+    """A durable pair choice (checked by ``ui.state``), or None while it is the default: the
+    browser then follows the default for whatever width it draws."""
+    value = state.get(name, default=default)
+    return None if value == default else value
+
+
 def sinusoidal_knobs() -> dict[str, object]:
     """The durable values (checked by ``ui.state``); ``pe_pairs`` None: the default pairs."""
-    return {name: state.get(name) for name in SIN_KNOBS}
+    knobs = {name: state.get(name) for name in SIN_KNOBS if name != "pe_pairs"}
+    knobs["pe_pairs"] = chosen_pairs("pe_pairs", default_pairs(int(knobs["pe_d_model"]) // 2))
+    return knobs
 
 
 def _sin_view(view: str, mapping: dict[str, str]) -> None:
@@ -200,78 +214,59 @@ def _model_positions(page: Page) -> np.ndarray:
     return theta
 
 
-@st.fragment
+ROPE_LABELS = {
+    "layer": "positional_encoding.rope.layer", "head": "positional_encoding.rope.head",
+    "real_qk": "positional_encoding.rope.real_qk", "random_qk": "positional_encoding.rope.random_qk",
+    "m": "positional_encoding.rope.m", "n": "positional_encoding.rope.n", "pairs": "positional_encoding.rope.pairs",
+    "panel": "positional_encoding.rope.panel", "rotation_title": "positional_encoding.rope.rotation_title",
+    "q_before": "positional_encoding.rope.q_before", "k_before": "positional_encoding.rope.k_before",
+    "q_after": "positional_encoding.rope.q_after", "k_after": "positional_encoding.rope.k_after",
+    "axis_even": "positional_encoding.rope.axis_even", "axis_odd": "positional_encoding.rope.axis_odd",
+    "angle_note": "positional_encoding.rope.angle_note", "offset_title": "positional_encoding.rope.offset_title",
+    "offset_axis": "positional_encoding.rope.offset_axis", "score": "positional_encoding.rope.score",
+    "series": "positional_encoding.rope.series", "series_label": "positional_encoding.rope.series_label",
+    "offset_caption": "positional_encoding.rope.offset_caption",
+}
+ROPE_KNOBS = ("pe_rope_layer", "pe_rope_head", "pe_rope_m", "pe_rope_n", "pe_rope_pairs")
+MAX_SENT_QK_NUMBERS = 60_000  # every head's q and k up to this many numbers (a large model: the server picks)
+
+
 def rope_demo(page: Page, theta: np.ndarray) -> None:
-    """A query and a key rotated by their positions: q·k depends only on the offset."""
+    """A query and a key rotated by their positions: q·k depends only on the offset. Every
+    knob answers in the browser; for a RoPE model every layer's and head's q and k are sent once
+    (a very large model: the layer and head are picked here, the rest in the browser)."""
     st.subheader(t("positional_encoding.rope.demo_header"))
-    run, seed, labels = page.run, page.seed, token_labels(page)
-    model_cfg = page.config
-    uses_rope = model_cfg.positional == "rope"
-    if uses_rope:
-        pick = st.columns(2)
-        layer = pick[0].selectbox(t("positional_encoding.rope.layer"), range(model_cfg.n_layer),
-                                  **state.bind("pe_rope_layer", options=range(model_cfg.n_layer)))
-        head = pick[1].selectbox(t("positional_encoding.rope.head"), range(model_cfg.n_head),
-                                 **state.bind("pe_rope_head", options=range(model_cfg.n_head)))
-        q_all = run.trace[names.act_name("q", layer=layer)]  # (pos, head, d_head), before rotation
-        k_all = run.trace[names.act_name("k", layer=layer)]
-        q_vec = q_all[-1, head].astype(np.float64)
-        k_vec = k_all[0, head * k_all.shape[1] // model_cfg.n_head].astype(np.float64)  # GQA: the K head this query head reads
+    run, cfg, labels = page.run, page.config, token_labels(page)
+    knobs = {name: state.get(name) for name in ROPE_KNOBS if name != "pe_rope_pairs"}
+    knobs["pe_rope_pairs"] = chosen_pairs("pe_rope_pairs", rope_default_pairs(theta.size))
+    layers = heads = 0
+    if cfg.positional == "rope":
         last = len(run.ids) - 1
-        rotated = positional.rope_rotate(q_vec, last, theta)
-        model_rotated = run.trace[names.act_name("rot_q", layer=layer)][last, head]
-        st.caption(t("positional_encoding.rope.real_qk", q=labels[-1], k=labels[0], layer=layer, head=head,
-                     diff=f"{float(np.max(np.abs(rotated - model_rotated))):.1e}"))
+        pairs = [(layer, head) for layer in range(cfg.n_layer) for head in range(cfg.n_head)]
+        if len(pairs) * cfg.d_head * 2 <= MAX_SENT_QK_NUMBERS:
+            layers, heads = cfg.n_layer, cfg.n_head
+        else:
+            pick = st.columns(2)
+            layer = pick[0].selectbox(t("positional_encoding.rope.layer"), range(cfg.n_layer),
+                                      **state.bind("pe_rope_layer", options=range(cfg.n_layer)))
+            head = pick[1].selectbox(t("positional_encoding.rope.head"), range(cfg.n_head),
+                                     **state.bind("pe_rope_head", options=range(cfg.n_head)))
+            pairs = [(layer, head)]
+        qk = {}
+        for layer, head in pairs:
+            q_all = run.trace[names.act_name("q", layer=layer)]  # (pos, head, d_head), before rotation
+            k_all = run.trace[names.act_name("k", layer=layer)]
+            q_vec = q_all[-1, head].astype(np.float64)
+            k_vec = k_all[0, head * k_all.shape[1] // cfg.n_head].astype(np.float64)  # GQA: the K head this query head reads
+            model_rotated = run.trace[names.act_name("rot_q", layer=layer)][last, head]
+            diff = float(np.max(np.abs(positional.rope_rotate(q_vec, last, theta) - model_rotated)))
+            qk[f"{layer},{head}"] = {"q": q_vec.tolist(), "k": k_vec.tolist(), "diff": diff}
     else:
-        q_vec, k_vec = positional.demo_query_key(model_cfg.d_head, seed=seed)
-        st.caption(t("positional_encoding.rope.random_qk", d_head=model_cfg.d_head, seed=seed))
-
-    rotation_view(q_vec, k_vec, model_cfg.n_ctx, theta)
-
-    max_offset = min(40, model_cfg.n_ctx - 1)
-    query_positions = [p for p in OFFSET_QUERY_POSITIONS if p < model_cfg.n_ctx] or [model_cfg.n_ctx - 1]
-    scores = positional.rope_scores_by_offset(q_vec, k_vec, theta, query_positions, max_offset)
-    draw.vega_cached(
-        score_by_offset, (scores, query_positions),
-        dict(title=t("positional_encoding.rope.offset_title"),
-             x_title=t("positional_encoding.rope.offset_axis"), y_title=t("positional_encoding.rope.score"),
-             series_title=t("positional_encoding.rope.series"),
-             series_label=t("positional_encoding.rope.series_label")),
-        width="stretch",
-    )
-    spread = float(np.nanmax(np.nanmax(scores, axis=0) - np.nanmin(scores, axis=0)))
-    st.caption(t("positional_encoding.rope.offset_caption", spread=f"{spread:.1e}"))
-
-
-@st.fragment
-def rotation_view(q_vec: np.ndarray, k_vec: np.ndarray, n_ctx: int, theta: np.ndarray) -> None:
-    """The 2-D pictures: moving m, n or the pairs reruns only this (the offset chart does not depend on them)."""
-    n_pairs = theta.size
-    controls = st.columns(3)
-    m = controls[0].slider(t("positional_encoding.rope.m"), 0, n_ctx - 1, **state.bind("pe_rope_m", high=n_ctx - 1))
-    n = controls[1].slider(t("positional_encoding.rope.n"), 0, n_ctx - 1, **state.bind("pe_rope_n", high=n_ctx - 1))
-    default_pairs = sorted({0, n_pairs // 4, n_pairs // 2, n_pairs - 1})[:MAX_PAIRS_DRAWN]
-    chosen = controls[2].multiselect(t("positional_encoding.rope.pairs"), list(range(n_pairs)),
-                                     **state.bind("pe_rope_pairs", default=default_pairs, items=range(n_pairs)),
-                                     max_selections=MAX_PAIRS_DRAWN)
-    panels = []
-    for i in sorted(chosen):
-        picture = positional.rope_pair_picture(q_vec[2 * i:2 * i + 2], k_vec[2 * i:2 * i + 2], m, n, float(theta[i]))
-        panels.append(PairPanel(
-            subtitle=t("positional_encoding.rope.panel", i=i, theta=f"{theta[i]:.3g}",
-                       turn=f"{math.degrees((m - n) * theta[i]):.1f}°"),
-            q=picture.q, k=picture.k, q_rotated=picture.q_rotated, k_rotated=picture.k_rotated,
-        ))
-    if panels:
-        with st.container(key="pe_rope_panels"):  # a selector for the tests and the bench
-            draw.vega_cached(
-                rotation_panels_vega, (panels,), dict(text=RotationText(
-                    title=t("positional_encoding.rope.rotation_title", m=m, n=n),
-                    q_before=t("positional_encoding.rope.q_before"), k_before=t("positional_encoding.rope.k_before"),
-                    q_after=t("positional_encoding.rope.q_after", m=m), k_after=t("positional_encoding.rope.k_after", n=n),
-                    axis_even=t("positional_encoding.rope.axis_even"), axis_odd=t("positional_encoding.rope.axis_odd"),
-                )),
-                key="pe_rope_panels_chart",
-            )
-    st.markdown(t("positional_encoding.rope.angle_note", delta=m - n))
-
+        q_vec, k_vec = positional.demo_query_key(cfg.d_head, seed=page.seed)
+        qk = {"0,0": {"q": q_vec.tolist(), "k": k_vec.tolist(), "diff": None}}
+    lessons.positional({
+        "view": "rope", "knobs": knobs, "theta": theta.tolist(), "n_ctx": cfg.n_ctx, "qk": qk, "layers": layers,
+        "heads": heads, "query_label": labels[-1], "key_label": labels[0], "seed": page.seed,
+        "query_positions": list(OFFSET_QUERY_POSITIONS), "max_pairs": MAX_PAIRS_DRAWN, "max_offset": 40,
+        "labels": lessons.labels(ROPE_LABELS),
+    }, key="pe_rope")

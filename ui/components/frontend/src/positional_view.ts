@@ -10,6 +10,7 @@ import { choiceSlider, integerBox, multiPick, slider } from "./lessons/controls"
 import { el, isDark, richText } from "./lessons/dom";
 import { fill, pyComma, pyExp, pyFixed, pyG, signed } from "./lessons/format";
 import { checkRelativePosition, pairDivisors, pairPeriods, sinusoidalTable, sinusoidalVector } from "./lessons/positional";
+import { RopeData, ropeView } from "./rope_view";
 
 const PAGE = "positional_encoding";
 
@@ -23,13 +24,14 @@ interface Limits {
   matrix_shown: number;
   table_rows: number;
 }
-interface Data {
+interface SinData {
   view: "table" | "vector" | "relative";
   knobs: Record<string, unknown>; // the server's durable values (pe_d_model, …)
   limits: Limits;
   labels: Record<string, string>;
   presenter: boolean;
 }
+type Data = SinData | RopeData;
 interface Component { data: Data; key: string; parentElement: HTMLElement | ShadowRoot }
 
 interface Knobs { d: number; n: number; base: number; pairs: number[] | null; pos: number; offset: number }
@@ -82,11 +84,30 @@ export default function mount(component: Component): () => void {
   const controls = el("div", "tl-controls");
   const out = el("div", "tl-out");
   root.append(controls, out);
+  let redraw: () => void;
+  let follows: string[];
+  if (data.view === "rope") {
+    ({ redraw, follows } = ropeView(data, L, controls, out, tip, root));
+  } else {
+    ({ redraw, follows } = sinusoidal(data, L, controls, out, tip));
+  }
+  redraw();
+  const stop = bus.listen(PAGE, (_values, changed) => {
+    if (changed.some((name) => follows.includes(name))) {
+      const t0 = performance.now();
+      redraw();
+      root.dataset.drawMs = (performance.now() - t0).toFixed(2);
+    }
+  });
+  return () => { stop(); tip.hide(); };
+}
+
+function sinusoidal(data: SinData, L: (k: string) => string, controls: HTMLElement, out: HTMLElement,
+                    tip: Tooltip): { redraw: () => void; follows: string[] } {
   const knobs = () => read(bus.values(PAGE), data.limits);
   const set = (changes: Record<string, unknown>) => bus.set(PAGE, changes);
   let redraw: () => void;
   let follows: string[];
-
   if (data.view === "table") {
     const k = knobs();
     const [dLo, dHi, dStep] = data.limits.d_model;
@@ -144,7 +165,7 @@ export default function mount(component: Component): () => void {
         waves.append(lineChart({
           xs, series, testid: "pe-waves", title: L("waves_title"), xTitle: L("axis_position"), yTitle: L("axis_value"),
           legendTitle: L("series"), format: (v) => pyFixed(v, 4), yDomain: [-1.05, 1.05], height: 320,
-        }, tip, root.classList.contains("dark")));
+        }, tip, out.closest(".tl")?.classList.contains("dark") ?? false));
       }
       freq.replaceChildren(richText("p", "tl-text", fill(L("frequencies"), {
         fast: pyFixed(periods[0], 2), slow: pyComma(periods[periods.length - 1], 0), last: k.d / 2 - 1,
@@ -215,13 +236,5 @@ export default function mount(component: Component): () => void {
     };
     follows = ["pe_d_model", "pe_base", "pe_position", "pe_offset"];
   }
-  redraw();
-  const stop = bus.listen(PAGE, (_values, changed) => {
-    if (changed.some((name) => follows.includes(name))) {
-      const t0 = performance.now();
-      redraw();
-      root.dataset.drawMs = (performance.now() - t0).toFixed(2);
-    }
-  });
-  return () => { stop(); tip.hide(); };
+  return { redraw, follows };
 }

@@ -242,7 +242,7 @@ function labelStep(n: number, fit: number): number {
 
 // --- lines ------------------------------------------------------------------------------
 
-export interface Series { label: string; ys: number[]; dashed?: boolean; colour?: number; extra?: string }
+export interface Series { label: string; ys: number[]; dashed?: boolean; colour?: number; extra?: string; width?: number }
 
 export interface LineOptions extends ChartText {
   xs: number[];
@@ -329,7 +329,7 @@ export function lineChart(opts: LineOptions, tip: Tooltip, dark: boolean): HTMLE
         d += `${pen ? "L" : "M"}${X(opts.xs[j]).toFixed(1)},${Y(y).toFixed(1)}`;
         pen = true;
       });
-      const path = svg("path", { d, fill: "none", stroke: palette[(s.colour ?? i) % palette.length], "stroke-width": 2 });
+      const path = svg("path", { d, fill: "none", stroke: palette[(s.colour ?? i) % palette.length], "stroke-width": s.width ?? 2 });
       if (s.dashed) path.setAttribute("stroke-dasharray", "6 4");
       root.append(path);
     });
