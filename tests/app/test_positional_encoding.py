@@ -11,6 +11,7 @@ from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
 from streamlit.testing.v1 import AppTest
 
 from tests.app.conftest import APP, assert_clean, chart_title
+from core.lessons import positional
 from tests.app.lesson_components import lesson_components
 from ui.i18n import load_strings
 
@@ -97,9 +98,9 @@ def test_defaults_and_widgets() -> None:
     limits = lesson_components(at)["pe_table"]["limits"]
     assert limits["d_model"] == [4, 512, 2] and limits["bases"][2] == 10000
     assert limits["position"] == [0, 100_000] and limits["offset"] == [-1000, 1000]
-    for key in ("pe_rope_m", "pe_rope_n"):  # the RoPE demo's own sliders
-        at.slider(key=key)
-    for key in ("pe_d_model", "pe_positions", "pe_base", "pe_position", "pe_offset"):
+    rope = lesson_components(at)["pe_rope"]
+    assert rope["knobs"] == {"pe_rope_layer": 0, "pe_rope_head": 0, "pe_rope_m": 5, "pe_rope_n": 2, "pe_rope_pairs": None}
+    for key in ("pe_d_model", "pe_positions", "pe_base", "pe_position", "pe_offset", "pe_rope_m", "pe_rope_n"):
         assert not any(getattr(w, "key", None) == key for w in [*at.slider, *at.number_input, *at.select_slider])
 
 
@@ -157,21 +158,23 @@ def test_modern_uses_rope_and_shows_its_frequencies() -> None:
     titles = list(heatmaps(at))
     assert "Token embeddings (what the token is)" in titles and "Positional encodings (where it is)" not in titles
     assert not at.get("plotly_chart")
-    # The page's own rotation agrees with the model's hook_rot_q.
-    caption = next(c.value for c in at.caption if "hook_rot_q" in c.value)
-    assert float(caption.rsplit(" ", 1)[-1].rstrip(".")) < 1e-4
+    # Every layer's and head's q and k are sent once; the page's own rotation agrees with the
+    # model's hook_rot_q for each of them.
+    rope = lesson_components(at)["pe_rope"]
+    assert (rope["layers"], rope["heads"]) == (4, 4) and len(rope["qk"]) == 16
+    assert all(entry["diff"] < 1e-4 for entry in rope["qk"].values())
+    assert rope["theta"] == pytest.approx(list(positional.rope_frequencies(32)), rel=1e-6)
 
 
-def test_rope_score_depends_only_on_the_offset() -> None:
+def test_rope_demo_without_rope_uses_the_seeds_random_q_and_k() -> None:
+    """The classic model: random q and k from the sidebar's seed; that q·k depends only on the
+    offset and the panels' angles are checked in Chromium (tests/e2e/test_lesson_knobs.py)."""
     at = open_positional()
-    caption = next(c.value for c in at.caption if "largest gap" in c.value)
-    spread = float(caption.split("largest gap ")[1].split(")")[0])
-    assert spread < 1e-9
-    at.slider(key="pe_rope_m").set_value(30).run()
-    at.slider(key="pe_rope_n").set_value(27).run()
-    panels = heatmap_spec(at, "Each pair of q turned by m·θ (m = 30)")
-    subtitles = [chart_title(picture) for picture in panels["concat"]]
-    assert any("(m − n)·θ = 171.9°" in title for title in subtitles), subtitles
+    rope = lesson_components(at)["pe_rope"]
+    q, k = positional.demo_query_key(32, seed=0)
+    assert rope["layers"] == 0 and rope["qk"]["0,0"]["diff"] is None
+    np.testing.assert_array_equal(rope["qk"]["0,0"]["q"], q)
+    np.testing.assert_array_equal(rope["qk"]["0,0"]["k"], k)
 
 
 def test_the_three_prompt_heatmaps_share_one_colour_scale() -> None:
