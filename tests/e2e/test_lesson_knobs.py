@@ -248,3 +248,70 @@ def test_softmax_lab_matches_core_and_explains_bad_input(page: Page, app_url: st
     page.wait_for_timeout(1500)
     assert sent[0] == before, "the lab sent a message to the server"
     assert_no_error(page)
+
+
+ROPE = "[data-testid=pe-rope]"
+
+
+def test_rope_knobs_match_core_and_send_nothing(page: Page, app_url: str) -> None:
+    """A RoPE model: every layer's and head's q and k are on the page; m, n, the layer and the
+    head redraw in the browser with core's numbers (the model's own q and k, rotated by core)."""
+    import core
+    from core.engine import names
+
+    sent = count_frames(page)
+    open_page(page, f"{app_url}/positional_encoding?model=modern", ROPE)
+    loaded = core.load_builtin("modern")
+    _, trace = loaded.model.run_with_trace(loaded.tokenizer.encode("The capital of France is"))
+    theta = loaded.model.rope_frequencies().astype(np.float64)
+    before = sent[0]
+    rng = random.Random(7)
+    for _ in range(6):
+        layer, head, m, n = rng.randrange(4), rng.randrange(4), rng.randrange(128), rng.randrange(128)
+        page.locator(f"{ROPE} [data-knob=pe_rope_layer] select").select_option(str(layer))
+        page.locator(f"{ROPE} [data-knob=pe_rope_head] select").select_option(str(head))
+        set_input(page, f"{ROPE} [data-knob=pe_rope_m] input", m)
+        set_input(page, f"{ROPE} [data-knob=pe_rope_n] input", n)
+        q = trace[names.act_name("q", layer=layer)][-1, head].astype(np.float64)
+        k = trace[names.act_name("k", layer=layer)][0, head].astype(np.float64)  # modern: one K head per query head
+        for panel in page.locator(f"{ROPE} .tl-rope-panel").all():
+            i = int(panel.get_attribute("data-pair"))
+            picture = positional.rope_pair_picture(q[2 * i:2 * i + 2], k[2 * i:2 * i + 2], m, n, float(theta[i]))
+            q_rot, k_rot = json.loads(panel.get_attribute("data-values"))
+            np.testing.assert_allclose(q_rot, picture.q_rotated, rtol=1e-6, atol=1e-6)  # float32 trace, two runs
+            np.testing.assert_allclose(k_rot, picture.k_rotated, rtol=1e-6, atol=1e-6)
+            assert f"(m − n)·θ = {math.degrees((m - n) * theta[i]):.1f}°" in panel.text_content()
+        spread = float(page.locator(f"{ROPE} .tl-caption[data-value]").get_attribute("data-value"))
+        assert spread < 1e-9  # q·k depends on the offset only
+    page.wait_for_timeout(1500)
+    assert sent[0] == before, "the RoPE knobs sent a message to the server"
+    assert_no_error(page)
+
+
+def test_rope_panels_of_the_classic_model_match_core(page: Page, app_url: str) -> None:
+    sent = count_frames(page)
+    open_page(page, f"{app_url}/positional_encoding", ROPE)
+    before = sent[0]
+    theta = positional.rope_frequencies(32)
+    q, k = positional.demo_query_key(32, seed=0)
+    for m, n in ((30, 27), (0, 127), (64, 64), (5, 100)):
+        set_input(page, f"{ROPE} [data-knob=pe_rope_m] input", m)
+        set_input(page, f"{ROPE} [data-knob=pe_rope_n] input", n)
+        panels = page.locator(f"{ROPE} .tl-rope-panel").all()
+        assert [int(p.get_attribute("data-pair")) for p in panels] == [0, 4, 8, 15]
+        for panel in panels:
+            i = int(panel.get_attribute("data-pair"))
+            picture = positional.rope_pair_picture(q[2 * i:2 * i + 2], k[2 * i:2 * i + 2], m, n, float(theta[i]))
+            q_rot, k_rot = json.loads(panel.get_attribute("data-values"))
+            np.testing.assert_allclose(q_rot, picture.q_rotated, rtol=0, atol=1e-12)
+            np.testing.assert_allclose(k_rot, picture.k_rotated, rtol=0, atol=1e-12)
+            assert float(panel.get_attribute("data-angle")) == pytest.approx(picture.angle_after, abs=1e-12)
+    set_input(page, f"{ROPE} [data-knob=pe_rope_m] input", 30)
+    set_input(page, f"{ROPE} [data-knob=pe_rope_n] input", 27)
+    expect(page.locator(f"{ROPE} .tl-rope-panel[data-pair='0']")).to_contain_text("(m − n)·θ = 171.9°")
+    scores = positional.rope_scores_by_offset(q, k, theta, [20, 50, 100], 40)
+    spread = float(np.nanmax(np.nanmax(scores, axis=0) - np.nanmin(scores, axis=0)))
+    shown = float(page.locator(f"{ROPE} .tl-caption[data-value]").get_attribute("data-value"))
+    assert shown < 1e-9 and abs(shown - spread) < 1e-12
+    page.wait_for_timeout(1500)
+    assert sent[0] == before, "the RoPE knobs sent a message to the server"
