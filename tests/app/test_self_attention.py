@@ -46,7 +46,7 @@ def test_renders_in_both_languages(lang: str) -> None:
     assert_clean(at)
     assert translate("self_attention.title", lang) in at.title[0].value
     assert len(at.tabs) == 4
-    for key in ("sa_source", "sa_dk", "sa_mh_heads", "sa_x", "sa_wq", "sa_wk", "sa_wv"):
+    for key in ("sa_source", "sa_dk", "sa_x", "sa_wq", "sa_wk", "sa_wv"):
         assert any(getattr(w, "key", None) == key for w in _widgets(at)), key
     # ÷√dₖ, the mask, the query and the softmax lab are knobs of the browser components.
     views = lesson_components(at)
@@ -172,19 +172,18 @@ def test_dk_slider_changes_the_saturation() -> None:
 
 
 def test_multi_head_split_and_heads() -> None:
+    """The head count and the toggles answer in the browser (tests/e2e/test_lesson_knobs.py checks
+    every head's weights against core); the server sends X, W_O and the head counts once."""
     at = open_page(PAGE)
-    def head_charts(at: AppTest) -> int:
-        titles = charts(at)
-        return sum(translate("self_attention.mh.head_weights", "en", h=h) in titles for h in range(1, 7))
-
-    assert head_charts(at) == 2
-    head1 = charts(at)[translate("self_attention.mh.head_weights", "en", h=1)]
-    tokens = example("en")
-    expected = am.multi_head_steps(am.SEED_MULTIHEAD_X, 2).weights[0]
-    np.testing.assert_allclose(matrix_of(head1, tokens, tokens), expected, atol=1e-9)
-    at.selectbox(key="sa_mh_heads").set_value(3).run()
+    data = lesson_components(at)["sa_mh"]
+    np.testing.assert_array_equal(data["x"], am.SEED_MULTIHEAD_X)
+    np.testing.assert_array_equal(data["w_o"], am.random_w_o(6, 0))
+    assert data["counts"] == [1, 2, 3, 6]
+    assert data["knobs"] == {"sa_mh_heads": 2, "sa_mh_scale": True, "sa_mh_mask": False}
+    at.session_state["kept.sa_mh_heads"] = 3
+    at.run()
     assert_clean(at)
-    assert head_charts(at) == 3
+    assert lesson_components(at)["sa_mh"]["knobs"]["sa_mh_heads"] == 3
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

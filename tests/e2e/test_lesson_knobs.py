@@ -315,3 +315,38 @@ def test_rope_panels_of_the_classic_model_match_core(page: Page, app_url: str) -
     assert shown < 1e-9 and abs(shown - spread) < 1e-12
     page.wait_for_timeout(1500)
     assert sent[0] == before, "the RoPE knobs sent a message to the server"
+
+
+MH = "[data-testid=sa-mh]"
+
+
+def canvas_values(page: Page, selector: str) -> np.ndarray:
+    values = json.loads(page.locator(f"{selector} canvas").get_attribute("data-values"))
+    return np.array([-math.inf if v == "-Infinity" else v for v in values], dtype=float)
+
+
+def test_multi_head_knobs_match_core_and_send_nothing(page: Page, app_url: str) -> None:
+    s = load_strings("en")
+    sent = count_frames(page)
+    open_page(page, f"{app_url}/self_attention", STEPS)
+    page.get_by_role("tab", name=s["self_attention.tab.mh"]).click()
+    expect(page.locator(MH)).to_be_visible()
+    before = sent[0]
+    x, w_o = am.SEED_MULTIHEAD_X, am.random_w_o(6, 0)
+    for heads, scale, causal in ((2, True, False), (3, True, True), (6, False, True), (1, False, False)):
+        page.locator(f"{MH} [data-knob=sa_mh_heads] select").select_option(label=str(heads))
+        for name, wanted in (("sa_mh_scale", scale), ("sa_mh_mask", causal)):
+            if page.locator(f"{MH} [data-knob={name}] input").is_checked() != wanted:
+                page.locator(f"{MH} [data-knob={name}] label").click()
+        expected = am.multi_head_steps(x, heads, w_o=w_o, scale=scale, causal=causal)
+        for h in range(heads):
+            np.testing.assert_allclose(canvas_values(page, f"{MH} [data-testid=sa-mh-head-{h + 1}]").reshape(3, 3),
+                                       expected.weights[h], rtol=0, atol=1e-12)
+        assert page.locator(f"{MH} [data-testid^=sa-mh-head-]").count() == heads
+        np.testing.assert_allclose(canvas_values(page, f"{MH} [data-testid=sa-mh-big]").reshape(3, 3),
+                                   expected.single.weights, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(canvas_values(page, f"{MH} [data-testid=sa-mh-output]").reshape(3, 6),
+                                   expected.output, rtol=0, atol=1e-12)
+    page.wait_for_timeout(1500)
+    assert sent[0] == before, "the multi-head knobs sent a message to the server"
+    assert_no_error(page)

@@ -381,74 +381,34 @@ def why_scale(seed: int) -> None:
 # --- 4. multi-head vs one big head ------------------------------------------------------------
 
 
-@st.fragment
+MH_LABELS = {
+    "heads": "self_attention.mh.heads", "scale": "self_attention.scale", "mask": "self_attention.mask",
+    "x": "self_attention.mh.x", "split": "self_attention.mh.split", "slice": "self_attention.mh.slice",
+    "head_weights": "self_attention.mh.head_weights", "seeds_note": "self_attention.mh.seeds_note",
+    "big_head": "self_attention.mh.big_head", "big_weights": "self_attention.mh.big_weights",
+    "favourite": "self_attention.mh.favourite", "sep": "self_attention.mh.sep",
+    "compare_line": "self_attention.mh.compare_line", "concat": "self_attention.mh.concat",
+    "concat_chart": "self_attention.mh.concat_chart", "w_o": "self_attention.mh.w_o", "output": "self_attention.mh.output",
+    "w_o_note": "self_attention.mh.w_o_note", "axis_token": "self_attention.axis.token", "axis_dim": "self_attention.axis.dim",
+    "axis_value": "self_attention.axis.value", "axis_key": "self_attention.axis.key", "axis_query": "self_attention.axis.query",
+    "axis_weight": "self_attention.axis.weight", "axis_in_dim": "self_attention.axis.in_dim",
+    "axis_out_dim": "self_attention.axis.out_dim", "numbers": "self_attention.browser.numbers",
+}
+
+
 def multi_head(seed: int) -> None:
-    """The seeds' 3-token example split into heads, against one big head, then Concat · W_O."""
-    st.markdown(t("self_attention.mh.intro", **dict(zip("abc", example_tokens()))))
-    x = am.SEED_MULTIHEAD_X
-    d = x.shape[1]
+    """The seeds' 3-token example split into heads, against one big head, then Concat · W_O:
+    the head count and both toggles answer in the browser (``ui.components.lessons``)."""
     tokens = example_tokens()
-    c1, c2, c3 = st.columns(3)
-    counts = am.head_counts(d)
-    n_heads = c1.selectbox(t("self_attention.mh.heads"), counts,
-                           **state.bind("sa_mh_heads", default=counts[min(1, len(counts) - 1)], options=counts))
-    scale = c2.toggle(t("self_attention.scale"), **state.bind("sa_mh_scale"))
-    causal = c3.toggle(t("self_attention.mask"), **state.bind("sa_mh_mask"))
-    w_o = am.random_w_o(d, seed)
-    steps = am.multi_head_steps(x, int(n_heads), w_o=w_o, scale=scale, causal=causal)
-    tok_t, dim_t, val_t = t("self_attention.axis.token"), t("self_attention.axis.dim"), t("self_attention.axis.value")
-    key_t, query_t, weight_t = t("self_attention.axis.key"), t("self_attention.axis.query"), t("self_attention.axis.weight")
-
-    show_matrix(x, tokens, dims(d), title=t("self_attention.mh.x"), x_title=dim_t, y_title=tok_t,
-                      value_title=val_t, cell=40)
-    st.markdown(t("self_attention.mh.split", h=steps.n_heads, d=d, d_head=steps.d_head))
-    per_row = min(steps.n_heads, 3)
-    for start in range(0, steps.n_heads, per_row):
-        cols = st.columns(per_row)
-        for col, h in zip(cols, range(start, min(start + per_row, steps.n_heads))):
-            with col:
-                lo = h * steps.d_head
-                show_matrix(steps.q[h], tokens, [str(lo + c + 1) for c in range(steps.d_head)],
-                                  title=t("self_attention.mh.slice", h=h + 1), x_title=dim_t, y_title=tok_t,
-                                  value_title=val_t, cell=36)
-                show_matrix(steps.weights[h], tokens, tokens, title=t("self_attention.mh.head_weights", h=h + 1),
-                                  x_title=key_t, y_title=query_t, value_title=weight_t, value_format=".3f",
-                                  diverging=False, cell=48)
-    st.caption(t("self_attention.mh.seeds_note", **dict(zip("abc", example_tokens()))))
-
-    st.markdown(t("self_attention.mh.big_head", d=d))
-    show_matrix(steps.single.weights, tokens, tokens, title=t("self_attention.mh.big_weights", d=d),
-                      x_title=key_t, y_title=query_t, value_title=weight_t, value_format=".3f",
-                      diverging=False, cell=48)
-    lines = []
-    for i, tok in enumerate(tokens):
-        per_head = t("self_attention.mh.sep").join(
-            t("self_attention.mh.favourite", h=h + 1, token=tokens[int(np.argmax(steps.weights[h, i]))],
-              pct=f"{100 * steps.weights[h, i].max():.0f}")
-            for h in range(steps.n_heads))
-        big = tokens[int(np.argmax(steps.single.weights[i]))]
-        lines.append(t("self_attention.mh.compare_line", token=tok, heads=per_head, big=big,
-                       pct=f"{100 * steps.single.weights[i].max():.0f}"))
-    st.markdown("\n".join(lines))
-    _concat_and_project(steps, w_o, tokens, d)
-
-
-def _concat_and_project(steps: am.MultiHeadSteps, w_o: np.ndarray, tokens: list[str], d: int) -> None:
-    """The heads' outputs side by side, W_O, and the projected result."""
-    tok_t, dim_t, val_t = t("self_attention.axis.token"), t("self_attention.axis.dim"), t("self_attention.axis.value")
-    st.markdown(t("self_attention.mh.concat"))
-    st.latex(r"\text{MultiHead}(X) = \text{Concat}(\text{head}_1, \dots, \text{head}_h)\, W_O")
-    cols = st.columns(3)
-    with cols[0]:
-        show_matrix(steps.concat, tokens, dims(d), title=t("self_attention.mh.concat_chart"), x_title=dim_t,
-                          y_title=tok_t, value_title=val_t, value_format=".2f", cell=40)
-    with cols[1]:
-        show_matrix(w_o, dims(d), dims(d), title=t("self_attention.mh.w_o"), x_title=t("self_attention.axis.out_dim"),
-                          y_title=t("self_attention.axis.in_dim"), value_title=val_t, cell=34)
-    with cols[2]:
-        show_matrix(steps.output, tokens, dims(d), title=t("self_attention.mh.output"), x_title=dim_t,
-                          y_title=tok_t, value_title=val_t, value_format=".2f", cell=40)
-    st.caption(t("self_attention.mh.w_o_note"))
+    st.markdown(t("self_attention.mh.intro", **dict(zip("abc", tokens))))
+    x = am.SEED_MULTIHEAD_X
+    counts = am.head_counts(x.shape[1])
+    knobs = {"sa_mh_heads": state.get("sa_mh_heads", default=counts[min(1, len(counts) - 1)]),
+             "sa_mh_scale": state.get("sa_mh_scale"), "sa_mh_mask": state.get("sa_mh_mask")}
+    lessons.attention({
+        "view": "mh", "knobs": knobs, "x": x.tolist(), "w_o": am.random_w_o(x.shape[1], seed).tolist(),
+        "counts": counts, "tokens": tokens, "words": dict(zip("abc", tokens)), "labels": lessons.labels(MH_LABELS),
+    }, key="sa_mh")
 
 
 # --- the page's frame ----------------------------------------------------------------------

@@ -3,7 +3,7 @@
 // or typed scores). Q, K, V and Q·Kᵀ come from the server once; everything these knobs change
 // is lessons/attention.ts (≡ core/lessons/attention_math.py). Zero websocket messages per move.
 
-import { attentionRest, InputProblem, parseVector, plainNormalise, softmaxSteps } from "./lessons/attention";
+import { attentionRest, InputProblem, multiHead, parseVector, plainNormalise, softmaxSteps } from "./lessons/attention";
 import * as bus from "./lessons/bus";
 import { groupedBars, heatmap, table, Tooltip } from "./lessons/charts";
 import { select, toggle } from "./lessons/controls";
@@ -32,7 +32,18 @@ interface LabData {
   labels: Record<string, string>;
   presenter: boolean;
 }
-type Data = StepsData | LabData;
+interface MhData {
+  view: "mh";
+  knobs: Record<string, unknown>; // sa_mh_heads, sa_mh_scale, sa_mh_mask
+  x: number[][];
+  w_o: number[][];
+  counts: number[]; // head counts that split d evenly
+  tokens: string[];
+  words: Record<string, string>;
+  labels: Record<string, string>;
+  presenter: boolean;
+}
+type Data = StepsData | LabData | MhData;
 interface Component { data: Data; key: string; parentElement: HTMLElement | ShadowRoot }
 
 const MINUS_INF = "\u2212\u221e";
@@ -64,8 +75,10 @@ export default function mount(component: Component): () => void {
   const controls = el("div", "tl-controls");
   const out = el("div", "tl-out");
   root.append(controls, out);
-  const redraw = data.view === "steps" ? steps(data, L, controls, out, tip) : lab(data, L, controls, out, tip, root);
-  const follows = data.view === "steps" ? ["sa_scale", "sa_mask", "sa_query"] : ["sa_lab_case", "sa_lab_scores"];
+  const redraw = data.view === "steps" ? steps(data, L, controls, out, tip)
+    : data.view === "lab" ? lab(data, L, controls, out, tip, root) : heads(data, L, controls, out, tip);
+  const follows = data.view === "steps" ? ["sa_scale", "sa_mask", "sa_query"]
+    : data.view === "lab" ? ["sa_lab_case", "sa_lab_scores"] : ["sa_mh_heads", "sa_mh_scale", "sa_mh_mask"];
   redraw();
   const stop = bus.listen(PAGE, (_values, changed) => {
     if (!changed.some((name) => follows.includes(name))) return;
@@ -255,5 +268,81 @@ function lab(data: LabData, L: (k: string) => string, controls: HTMLElement, out
       format: (v) => pyFixed(v, 3), testid: "sa-lab-chart",
     }, tip, root.classList.contains("dark"));
     out.replaceChildren(cols, chart);
+  };
+}
+
+// --- multi-head against one big head ------------------------------------------------------
+
+function heads(data: MhData, L: (k: string) => string, controls: HTMLElement, out: HTMLElement, tip: Tooltip): () => void {
+  const knobs = () => {
+    const v = bus.values(PAGE);
+    const fallback = data.counts[Math.min(1, data.counts.length - 1)];
+    const h = data.counts.includes(v.sa_mh_heads as number) ? (v.sa_mh_heads as number) : fallback;
+    return { h, scale: typeof v.sa_mh_scale === "boolean" ? v.sa_mh_scale : true, causal: v.sa_mh_mask === true };
+  };
+  const k0 = knobs();
+  controls.append(
+    select({ knob: "sa_mh_heads", label: L("heads"), options: data.counts, value: k0.h, format: String,
+             onChange: (v) => bus.set(PAGE, { sa_mh_heads: v }) }),
+    toggle({ knob: "sa_mh_scale", label: L("scale"), value: k0.scale, onChange: (v) => bus.set(PAGE, { sa_mh_scale: v }) }),
+    toggle({ knob: "sa_mh_mask", label: L("mask"), value: k0.causal, onChange: (v) => bus.set(PAGE, { sa_mh_mask: v }) }),
+  );
+  const tokens = data.tokens;
+  const d = data.x[0].length;
+  const dims = (lo: number, count: number) => Array.from({ length: count }, (_, c) => String(lo + c + 1));
+  const matrix = (m: number[][], testid: string, title: string, rows: string[], cols: string[], xTitle: string,
+                  yTitle: string, format: (v: number) => string, weights: boolean, cell: number) => {
+    const [lo, hi] = rangeOf(m);
+    return heatmap({
+      values: m.flat(), rows: m.length, cols: m[0].length, rowLabels: rows, colLabels: cols, title, xTitle, yTitle,
+      valueTitle: weights ? L("axis_weight") : L("axis_value"),
+      scale: weights ? { symmetric: false, low: lo, high: hi } : { symmetric: true, low: 0, high: boundOf(m) },
+      format, tipFormat: exact, showNumbers: true, cell, testid, tableLabel: L("numbers"),
+    }, tip);
+  };
+  return () => {
+    const { h, scale, causal } = knobs();
+    const r = multiHead(data.x, h, data.w_o, scale, causal);
+    const parts: HTMLElement[] = [];
+    parts.push(matrix(data.x, "sa-mh-x", L("x"), tokens, dims(0, d), L("axis_dim"), L("axis_token"), cellG, false, 40));
+    parts.push(richText("p", "tl-text", fill(L("split"), { h, d, d_head: r.dHead })));
+    const grid = el("div", "tl-columns");
+    for (let head = 0; head < h; head++) {
+      const col = el("div", "tl-col");
+      col.append(
+        matrix(r.q[head], `sa-mh-slice-${head + 1}`, fill(L("slice"), { h: head + 1 }), tokens, dims(head * r.dHead, r.dHead),
+               L("axis_dim"), L("axis_token"), cellG, false, 36),
+        matrix(r.weights[head], `sa-mh-head-${head + 1}`, fill(L("head_weights"), { h: head + 1 }), tokens, tokens,
+               L("axis_key"), L("axis_query"), cell3, true, 48),
+      );
+      grid.append(col);
+    }
+    parts.push(grid, el("p", "tl-caption", fill(L("seeds_note"), data.words)));
+    parts.push(richText("p", "tl-text", fill(L("big_head"), { d })));
+    parts.push(matrix(r.single, "sa-mh-big", fill(L("big_weights"), { d }), tokens, tokens, L("axis_key"), L("axis_query"),
+                      cell3, true, 48));
+    const argmax = (row: number[]) => row.reduce((best, v, j) => (v > row[best] ? j : best), 0);
+    const list = el("ul", "tl-text sa-mh-compare");
+    tokens.forEach((token, i) => {
+      const perHead = r.weights.map((w, head) => fill(L("favourite"), {
+        h: head + 1, token: tokens[argmax(w[i])], pct: pyFixed(100 * Math.max(...w[i]), 0) })).join(L("sep"));
+      const line = fill(L("compare_line"), { token, heads: perHead, big: tokens[argmax(r.single[i])],
+                                             pct: pyFixed(100 * Math.max(...r.single[i]), 0) });
+      const item = el("li");
+      item.append(richText("span", "", line.replace(/^- /, "")));
+      list.append(item);
+    });
+    parts.push(list, richText("p", "tl-text", L("concat")));
+    parts.push(el("div", "tl-formula", "MultiHead(X) = Concat(head₁, …, headₕ) W_O"));
+    const three = el("div", "tl-columns");
+    const c1 = el("div", "tl-col"), c2 = el("div", "tl-col"), c3 = el("div", "tl-col");
+    c1.append(matrix(r.concat, "sa-mh-concat", L("concat_chart"), tokens, dims(0, d), L("axis_dim"), L("axis_token"),
+                     (v) => pyFixed(v, 2), false, 40));
+    c2.append(matrix(data.w_o, "sa-mh-wo", L("w_o"), dims(0, d), dims(0, d), L("axis_out_dim"), L("axis_in_dim"), cellG, false, 34));
+    c3.append(matrix(r.output, "sa-mh-output", L("output"), tokens, dims(0, d), L("axis_dim"), L("axis_token"),
+                     (v) => pyFixed(v, 2), false, 40));
+    three.append(c1, c2, c3);
+    parts.push(three, el("p", "tl-caption", L("w_o_note")));
+    out.replaceChildren(...parts);
   };
 }

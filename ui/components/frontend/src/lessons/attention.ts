@@ -135,3 +135,33 @@ export function attentionRest(scores: number[][], v: number[][], dK: number, sca
   }));
   return { divisor, scaled, masked, weights, output };
 }
+
+export interface MultiHead {
+  nHeads: number;
+  dHead: number;
+  q: number[][][]; // (head, n, d_head): with identity W, each head's slice of X (Q = K = V)
+  weights: number[][][]; // (head, n, n)
+  concat: number[][]; // (n, d)
+  output: number[][]; // (n, d) = concat · W_O
+  single: number[][]; // one big head's weights (n, n)
+}
+
+function matmul(a: number[][], b: number[][]): number[][] {
+  return a.map((row) => b[0].map((_, c) => {
+    let s = 0;
+    for (let j = 0; j < row.length; j++) s += row[j] * b[j][c];
+    return s;
+  }));
+}
+const transpose = (m: number[][]) => m[0].map((_, c) => m.map((row) => row[c]));
+
+/** multi_head_steps with W_Q = W_K = W_V = identity (the seeds' example) and the given W_O. */
+export function multiHead(x: number[][], nHeads: number, wO: number[][], scale: boolean, causal: boolean): MultiHead {
+  const d = x[0].length;
+  const dHead = d / nHeads;
+  const q = Array.from({ length: nHeads }, (_, h) => x.map((row) => row.slice(h * dHead, (h + 1) * dHead)));
+  const heads = q.map((slice) => attentionRest(matmul(slice, transpose(slice)), slice, dHead, scale, causal));
+  const concat = x.map((_, i) => heads.flatMap((r) => r.output[i]));
+  const single = attentionRest(matmul(x, transpose(x)), x, d, scale, causal);
+  return { nHeads, dHead, q, weights: heads.map((r) => r.weights), concat, output: matmul(concat, wO), single: single.weights };
+}
