@@ -106,6 +106,7 @@ def sinusoidal_knobs() -> dict[str, object]:
     """The durable values (checked by ``ui.state``); ``pe_pairs`` None: the default pairs."""
     knobs = {name: state.get(name) for name in SIN_KNOBS if name != "pe_pairs"}
     knobs["pe_pairs"] = chosen_pairs("pe_pairs", default_pairs(int(knobs["pe_d_model"]) // 2))
+    state.show_notes()  # a crafted value fell back: say so in the page's language
     return knobs
 
 
@@ -238,7 +239,12 @@ def rope_demo(page: Page, theta: np.ndarray) -> None:
     st.subheader(t("positional_encoding.rope.demo_header"))
     run, cfg, labels = page.run, page.config, token_labels(page)
     knobs = {name: state.get(name) for name in ROPE_KNOBS if name != "pe_rope_pairs"}
+    for name in ("pe_rope_m", "pe_rope_n"):  # a position past this model's context: its last one
+        knobs[name] = min(int(knobs[name]), cfg.n_ctx - 1)
+    for name, count in (("pe_rope_layer", cfg.n_layer), ("pe_rope_head", cfg.n_head)):
+        knobs[name] = knobs[name] if knobs[name] < count else 0
     knobs["pe_rope_pairs"] = chosen_pairs("pe_rope_pairs", rope_default_pairs(theta.size))
+    state.show_notes()
     layers = heads = 0
     if cfg.positional == "rope":
         last = len(run.ids) - 1

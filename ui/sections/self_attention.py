@@ -153,7 +153,9 @@ def step_by_step(seed: int) -> None:
     if source == "seeds_as_written":
         st.warning(t("self_attention.as_written.warning", k2=vec(steps.k[2]), row=vec(steps.scores[0]), **toy_words()))
     _step_scores(steps, tokens)
-    lessons.attention(steps_data(steps, tokens, source), key="sa_steps")
+    data = steps_data(steps, tokens, source)
+    state.show_notes()
+    lessons.attention(data, key="sa_steps")
 
 
 def _source_choice(seed: int) -> str:
@@ -259,11 +261,18 @@ def raw_toy_words() -> dict[str, str]:
     return dict(zip("abc", typed if len(typed) == 3 else example_tokens()))
 
 
+def fitted(value: object, allowed: range | list[int], default: int) -> object:
+    """A generally valid value that does not fit this input (query 5 of 3 tokens): the default,
+    silently, as ``ui.state`` adapts a bound widget's value."""
+    return value if value in allowed else default
+
+
 def steps_data(steps: am.AttentionSteps, tokens: list[str], source: str) -> dict:
     """What the browser needs for steps 3-6 and the hand calculation, sent once per input."""
     return {
         "view": "steps",
-        "knobs": {name: state.get(name) for name in ("sa_scale", "sa_mask", "sa_query")},
+        "knobs": {"sa_scale": state.get("sa_scale"), "sa_mask": state.get("sa_mask"),
+                  "sa_query": fitted(state.get("sa_query"), range(len(tokens)), 0)},
         "tokens": tokens, "q": steps.q.tolist(), "k": steps.k.tolist(), "v": steps.v.tolist(),
         "scores": steps.scores.tolist(), "words": raw_toy_words(), "seeds_source": source == "seeds",
         "labels": lessons.labels(STEPS_LABELS),
@@ -305,7 +314,9 @@ def softmax_lab() -> None:
     words = raw_toy_words()
     cases = [{"name": name, "label": t(f"self_attention.lab.case.{name}", **words),
               "scores": ", ".join(num(s) for s in scores)} for name, scores, _ in am.SEED_SOFTMAX_CASES]
-    lessons.attention({"view": "lab", "knobs": {name: state.get(name) for name in ("sa_lab_case", "sa_lab_scores")},
+    knobs = {name: state.get(name) for name in ("sa_lab_case", "sa_lab_scores")}
+    state.show_notes()
+    lessons.attention({"view": "lab", "knobs": knobs,
                        "cases": cases, "labels": lessons.labels(LAB_LABELS)}, key="sa_lab")
     _lab_cases()
 
@@ -403,8 +414,10 @@ def multi_head(seed: int) -> None:
     st.markdown(t("self_attention.mh.intro", **dict(zip("abc", tokens))))
     x = am.SEED_MULTIHEAD_X
     counts = am.head_counts(x.shape[1])
-    knobs = {"sa_mh_heads": state.get("sa_mh_heads", default=counts[min(1, len(counts) - 1)]),
+    default = counts[min(1, len(counts) - 1)]
+    knobs = {"sa_mh_heads": fitted(state.get("sa_mh_heads", default=default), counts, default),
              "sa_mh_scale": state.get("sa_mh_scale"), "sa_mh_mask": state.get("sa_mh_mask")}
+    state.show_notes()  # a crafted value fell back: say so in the page's language
     lessons.attention({
         "view": "mh", "knobs": knobs, "x": x.tolist(), "w_o": am.random_w_o(x.shape[1], seed).tolist(),
         "counts": counts, "tokens": tokens, "words": dict(zip("abc", tokens)), "labels": lessons.labels(MH_LABELS),
