@@ -61,8 +61,11 @@ function rangeOf(m: number[][]): [number, number] {
   return finite.length ? [Math.min(0, ...finite), Math.max(1e-9, ...finite)] : [0, 1];
 }
 
+const stops = new Map<string, () => void>(); // each mounted view's listener, by its key
+
 export default function mount(component: Component): () => void {
-  const { data, parentElement } = component;
+  const { data, parentElement, key } = component;
+  stops.get(key)?.(); // Streamlit mounts again when the data changes: the old drawing stops listening
   const L = (name: string) => data.labels[name] ?? name;
   bus.adopt(PAGE, data.knobs);
   for (const old of Array.from(parentElement.children)) if (old.classList.contains("tl")) old.remove();
@@ -86,7 +89,9 @@ export default function mount(component: Component): () => void {
     redraw();
     root.dataset.drawMs = (performance.now() - t0).toFixed(2);
   });
-  return () => { stop(); tip.hide(); };
+  const cleanup = () => { stop(); tip.hide(); stops.delete(key); };
+  stops.set(key, cleanup);
+  return cleanup;
 }
 
 // --- steps 3-6 and the hand calculation --------------------------------------------------

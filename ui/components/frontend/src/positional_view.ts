@@ -70,8 +70,11 @@ function commaG(x: number): string {
   return whole.replace(/\B(?=(\d{3})+(?!\d))/g, ",") + (frac !== undefined ? "." + frac : "");
 }
 
+const stops = new Map<string, () => void>(); // each mounted view's listener, by its key
+
 export default function mount(component: Component): () => void {
-  const { data, parentElement } = component;
+  const { data, parentElement, key } = component;
+  stops.get(key)?.(); // Streamlit mounts again when the data changes: the old drawing stops listening
   const L = (name: string) => data.labels[name] ?? name;
   bus.adopt(PAGE, data.knobs);
   for (const old of Array.from(parentElement.children)) if (old.classList.contains("tl")) old.remove();
@@ -99,7 +102,9 @@ export default function mount(component: Component): () => void {
       root.dataset.drawMs = (performance.now() - t0).toFixed(2);
     }
   });
-  return () => { stop(); tip.hide(); };
+  const cleanup = () => { stop(); tip.hide(); stops.delete(key); };
+  stops.set(key, cleanup);
+  return cleanup;
 }
 
 function sinusoidal(data: SinData, L: (k: string) => string, controls: HTMLElement, out: HTMLElement,

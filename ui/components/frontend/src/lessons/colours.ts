@@ -49,6 +49,17 @@ export function colourOf(v: number, scale: ColourScale): string {
   return `rgb(${r},${g},${b})`;
 }
 
+/** The same colour as colourOf, as RGB numbers (a big heat map fills pixels, not strings). */
+export function colourRgb(v: number, scale: ColourScale): [number, number, number] {
+  if (!isFinite(v)) return [0x9e, 0x9e, 0x9e];
+  if (scale.symmetric) {
+    const bound = scale.high || 1;
+    return schemeColour(1 - (v + bound) / (2 * bound), "redblue");
+  }
+  const span = scale.high - scale.low;
+  return schemeColour(0.12 + (span > 0 ? (v - scale.low) / span : 0) * 0.88, "blues");
+}
+
 /** Black or white text, whichever reads on this cell colour. */
 export function inkOn(colour: string): string {
   const m = /rgb\((\d+),(\d+),(\d+)\)/.exec(colour);
