@@ -69,14 +69,19 @@ export function pyG(x: number, p: number): string {
   return sign + whole + (frac ? "." + frac : "");
 }
 
-/** Python's f"{x:.{d}e}" (e.g. 1.2e-16 -> "1.2e-16"). */
+/** Python's f"{x:.{d}e}" (e.g. 1.2e-16 -> "1.2e-16"), ties to even like the rest. */
 export function pyExp(x: number, d: number): string {
   if (!isFinite(x)) return isNaN(x) ? "nan" : x > 0 ? "inf" : "-inf";
-  const [mant, exp] = x.toExponential(d).split("e");
-  const n = Number(exp);
-  const a = Math.abs(n);
-  // toExponential rounds ties up like toFixed; the error figures it shows are never exact ties
-  return `${mant}e${n < 0 ? "-" : "+"}${a < 10 ? "0" + a : a}`;
+  const sign = x < 0 || Object.is(x, -0) ? "-" : "";
+  if (x === 0) return `${sign}${(0).toFixed(d)}e+00`;
+  const e = expansion(x);
+  const exp0 = e.point - e.digits.search(/[1-9]/) - 1;
+  const r = roundDigits(e.digits, e.point, d - exp0);
+  const lead = r.digits.search(/[1-9]/);
+  const exp = r.point - lead - 1;
+  const sig = r.digits.slice(lead, lead + d + 1).padEnd(d + 1, "0");
+  const a = Math.abs(exp);
+  return `${sign}${sig[0]}${d > 0 ? "." + sig.slice(1) : ""}e${exp < 0 ? "-" : "+"}${a < 10 ? "0" + a : a}`;
 }
 
 /** Python's f"{x:,}" for whole numbers and f"{x:,.{d}f}". */
