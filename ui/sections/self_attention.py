@@ -251,7 +251,8 @@ STEPS_LABELS = {  # short name in the browser -> i18n key
     "hand_masked": "self_attention.hand.masked", "hand_sum": "self_attention.hand.sum",
     "hand_softmax": "self_attention.hand.softmax", "hand_output": "self_attention.hand.output",
     "hand_summary": "self_attention.hand.summary", "seed_rounding": "self_attention.hand.seed_rounding",
-    "numbers": "self_attention.browser.numbers",
+    "numbers": "self_attention.browser.numbers", "formula5": "self_attention.browser.formula5",
+    "formula6": "self_attention.browser.formula6",
 }
 
 

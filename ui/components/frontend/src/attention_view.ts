@@ -145,11 +145,11 @@ function steps(data: StepsData, L: (k: string) => string, controls: HTMLElement,
       parts.push(richText("div", "tl-info", fill(L("step4_off"), data.words)));
     }
     h("step5");
-    parts.push(el("div", "tl-formula", "weightsᵢⱼ = e^(sᵢⱼ) / Σⱼ′ e^(sᵢⱼ′)"));
+    parts.push(el("div", "tl-formula", L("formula5")));
     parts.push(matrix(r.weights, "sa-weights", L("chart_weights"), L("axis_weight"), cell3, true));
     parts.push(el("p", "tl-caption", L("step5_caption")));
     h("step6");
-    parts.push(el("div", "tl-formula", "output = weights · V"));
+    parts.push(el("div", "tl-formula", L("formula6")));
     parts.push(matrix(r.output, "sa-output", L("chart_output"), L("axis_value"), cell3, false));
     parts.push(...walkthrough(data, L, r, scale, causal, query));
     out.replaceChildren(...parts);
