@@ -49,9 +49,9 @@ function responsive(box: HTMLElement, draw: (width: number) => void): void {
     const w = Math.floor(box.clientWidth);
     if (w > 0 && w !== last) { last = w; draw(w); }
   };
+  // The first callback comes once the box is in the page and laid out (before it is painted):
+  // drawing only there never forces a layout and never draws twice.
   new ResizeObserver(run).observe(box);
-  last = Math.floor(box.clientWidth) || 600;
-  draw(last);
 }
 
 function figure(text: ChartText, testid: string): { fig: HTMLElement; body: HTMLDivElement } {
@@ -64,9 +64,17 @@ function figure(text: ChartText, testid: string): { fig: HTMLElement; body: HTML
   return { fig, body };
 }
 
-function numbersTable(label: string, header: string[], rows: (string | number)[][]): HTMLElement {
+function numbersTable(label: string, header: string[], rows: () => (string | number)[][]): HTMLElement {
   const details = el("details", "tl-numbers");
   details.append(el("summary", "", label));
+  // Built when opened: a closed table costs a knob move nothing.
+  details.addEventListener("toggle", () => {
+    if (details.open && details.childElementCount === 1) details.append(numbersBody(header, rows()));
+  });
+  return details;
+}
+
+function numbersBody(header: string[], rows: (string | number)[][]): HTMLElement {
   const wrap = el("div", "tl-table-wrap");
   const table = el("table", "tl-table");
   const head = el("tr");
@@ -78,8 +86,7 @@ function numbersTable(label: string, header: string[], rows: (string | number)[]
     table.append(tr);
   }
   wrap.append(table);
-  details.append(wrap);
-  return details;
+  return wrap;
 }
 
 // --- heat map ---------------------------------------------------------------------------
@@ -121,7 +128,7 @@ export function heatmap(opts: HeatOptions, tip: Tooltip): HTMLElement {
   const colLabel = (c: number) => (opts.colLabels ? opts.colLabels[c] : String(c));
   if (opts.rows * opts.cols <= 400 && opts.tableLabel) {
     const header = [`${opts.yTitle} \\ ${opts.xTitle}`, ...Array.from({ length: opts.cols }, (_, c) => colLabel(c))];
-    const rows = Array.from({ length: opts.rows }, (_, r) =>
+    const rows = () => Array.from({ length: opts.rows }, (_, r) =>
       [rowLabel(r), ...Array.from({ length: opts.cols }, (_, c) => opts.format(opts.values[r * opts.cols + c]))]);
     fig.append(numbersTable(opts.tableLabel, header, rows));
   }

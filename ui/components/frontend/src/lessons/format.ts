@@ -34,6 +34,11 @@ function expansion(x: number): { negative: boolean; digits: string; point: numbe
 export function pyFixed(x: number, decimals: number): string {
   if (!isFinite(x)) return isNaN(x) ? "nan" : x > 0 ? "inf" : "-inf";
   if (Math.abs(x) >= 1e21) return x.toFixed(decimals); // not reached by the lessons
+  // toFixed rounds the exact binary value correctly; only an exact tie (…5 exactly) is rounded
+  // differently (up, not to even). Far from a tie, it is the answer (a table of 512 rows stays fast).
+  const scaled = Math.abs(x) * Math.pow(10, decimals);
+  const part = scaled - Math.floor(scaled);
+  if (!Object.is(x, -0) && Math.abs(part - 0.5) > 1e-6 * Math.max(1, scaled)) return x.toFixed(decimals);
   const e = expansion(x);
   const r = roundDigits(e.digits, e.point, decimals);
   let whole = r.digits.slice(0, r.point).replace(/^0+(?=\d)/, "");
