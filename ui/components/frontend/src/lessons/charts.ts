@@ -186,8 +186,9 @@ export function heatmap(opts: HeatOptions, tip: Tooltip): HTMLElement {
         const v = opts.values[r * opts.cols + c];
         const colour = colourOf(v, opts.scale);
         ctx.fillStyle = colour;
-        // cover the sub-pixel seams between cells of a big table
-        ctx.fillRect(left + c * cw, top + r * ch, cw + (cw > 3 ? 0 : 0.6), ch + (ch > 3 ? 0 : 0.6));
+        // whole pixels: no faint seams between neighbouring cells
+        const x0 = Math.round(left + c * cw), y0 = Math.round(top + r * ch);
+        ctx.fillRect(x0, y0, Math.round(left + (c + 1) * cw) - x0, Math.round(top + (r + 1) * ch) - y0);
         if (opts.showNumbers && cw >= fs * 2.4 && ch >= fs * 1.3) {
           ctx.fillStyle = inkOn(colour);
           ctx.textAlign = "center";
