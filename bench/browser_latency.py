@@ -18,7 +18,11 @@ first: 40-60 ms that earlier runs of this bench counted).
 
 Interactions: the logits temperature slider, the BPE merge slider (Tokenization), the
 Multi-head head select, the Transformer block's layer select (its drawing and charts), a new
-prompt on the Overview (its diagram; Graphviz or SVG).
+prompt on the Overview (its diagram; Graphviz or SVG). Browser knobs (components that redraw in
+their shadow root, e.g. the sampling knobs of Logits and Generation) count too: the script
+watches every shadow root as it is attached, and "drawn" is the animation frame after their
+DOM changed. "frames" is how many websocket messages the page sent per move (0 for a knob that
+answers in the browser).
 
 Run:  .venv/bin/python bench/browser_latency.py [--repeats 8] [--configs before=/tmp/before,freeze] [--only block]
 """
@@ -41,7 +45,7 @@ from bench.interactions import start  # noqa: E402
 # Recorded in the page: when the move happened and when a chart last drew.
 INIT_SCRIPT = """
 (() => {
-  const tj = window.__tj = {last: 0, moved: 0, message: 0, armed: false};
+  const tj = window.__tj = {last: 0, moved: 0, message: 0, armed: false, sent: 0};
   // The move starts at the student's own input event (the key or the press on the option), not
   // when the test driver is asked to act: Playwright first waits for the target to be stable
   // (two animation frames) and scrolls, 40-60 ms that no student waits for.
@@ -51,6 +55,8 @@ INIT_SCRIPT = """
   window.WebSocket = function (...args) {
     const socket = new NativeSocket(...args);
     socket.addEventListener('message', () => { tj.message = performance.now(); });
+    const send = socket.send.bind(socket);
+    socket.send = (data) => { tj.sent += 1; return send(data); };
     return socket;
   };
   window.WebSocket.prototype = NativeSocket.prototype;
@@ -58,13 +64,21 @@ INIT_SCRIPT = """
   const inChart = (node) => {
     const el = node && (node.nodeType === 1 ? node : node.parentElement);
     return !!(el && el.closest && el.closest('[data-testid="stVegaLiteChart"], [data-testid="stPlotlyChart"], .js-plotly-plot, .vega-embed, '
-      + '.st-key-overview_diagram, [data-testid="stGraphVizChart"]'));
+      + '.st-key-overview_diagram, [data-testid="stGraphVizChart"], .sl'));
   };
   const note = () => { tj.last = performance.now(); };
-  const start = () => new MutationObserver((records) => {
-    if (records.some((r) => inChart(r.target))) note();
-  }).observe(document.documentElement, {subtree: true, childList: true, attributes: true, characterData: true});
+  const watch = { subtree: true, childList: true, attributes: true, characterData: true };
+  const observer = new MutationObserver((records) => {
+    if (records.some((r) => inChart(r.target))) { note(); requestAnimationFrame(note); }  // drawn: the next frame
+  });
+  const start = () => observer.observe(document.documentElement, watch);
   if (document.documentElement) start(); else document.addEventListener('DOMContentLoaded', start);
+  const attachShadow = Element.prototype.attachShadow;  // components render in shadow roots
+  Element.prototype.attachShadow = function (init) {
+    const root = attachShadow.call(this, init);
+    observer.observe(root, watch);
+    return root;
+  };
   for (const proto of [CanvasRenderingContext2D.prototype]) {
     for (const name of ['clearRect', 'fillRect', 'fillText', 'drawImage', 'fill', 'stroke']) {
       const original = proto[name];
@@ -104,11 +118,12 @@ INTERACTIONS = (
     Interaction("whole model: preset select", "whole_model", "select", "Preset"),
     Interaction("generation: next token", "generation", "button", "Next token →"),
     Interaction("logits: top-p slider", "logits_sampling", "slider", "Top-p (nucleus)"),
+    Interaction("generation: temperature knob", "generation", "slider", "Temperature T"),
     Interaction("training: p(correct) slider", "training", "slider", "p(correct token)"),
 )
 PROMPTS = ("The capital of Japan is", "The cat sat on the", "法国的首都是", "Water boils at", "我喜欢吃苹果")
 CHARTS = ('[data-testid="stVegaLiteChart"], [data-testid="stPlotlyChart"], .st-key-overview_diagram svg, '
-          '[data-testid="stGraphVizChart"] svg')
+          '[data-testid="stGraphVizChart"] svg, .sl[data-ready="1"]')
 
 
 def wait_idle(page, quiet_ms: float, timeout_s: float = 30) -> None:
@@ -124,8 +139,8 @@ def wait_idle(page, quiet_ms: float, timeout_s: float = 30) -> None:
 
 
 def measure_one(page, interaction: Interaction, repeats: int, quiet_ms: float,
-                base: str) -> list[tuple[float, float]]:
-    """(drawn, last message) in ms after the move, for each counted move."""
+                base: str) -> list[tuple[float, float, int]]:
+    """(drawn, last message) in ms after the move and the frames sent, for each counted move."""
     page.goto(f"{base}/{interaction.path}", wait_until="domcontentloaded")
     page.wait_for_selector(CHARTS, timeout=90_000)
     wait_idle(page, quiet_ms * 2, timeout_s=90)
@@ -142,19 +157,19 @@ def measure_one(page, interaction: Interaction, repeats: int, quiet_ms: float,
             slider.scroll_into_view_if_needed()
             slider.focus()
             page.evaluate("window.__tj.moved = performance.now(); window.__tj.armed = true; window.__tj.last = 0;"
-                          " window.__tj.message = 0")
+                          " window.__tj.message = 0; window.__tj.sent = 0")
             slider.press("ArrowRight" if i % 2 == 0 else "ArrowLeft")
         elif interaction.kind == "button":
             button = page.locator('[data-testid="stMain"]').get_by_role("button", name=interaction.label).first
             button.scroll_into_view_if_needed()
             page.evaluate("window.__tj.moved = performance.now(); window.__tj.armed = true; window.__tj.last = 0;"
-                          " window.__tj.message = 0")
+                          " window.__tj.message = 0; window.__tj.sent = 0")
             button.click()
         elif interaction.kind == "prompt":
             box = page.locator('[data-testid="stSidebar"] .st-key-w_prompt textarea')
             box.fill(f"{PROMPTS[i % len(PROMPTS)]} {i}")  # always a new prompt: nothing cached
             page.evaluate("window.__tj.moved = performance.now(); window.__tj.armed = true; window.__tj.last = 0;"
-                          " window.__tj.message = 0")
+                          " window.__tj.message = 0; window.__tj.sent = 0")
             box.press("Control+Enter")
         else:
             box = page.locator('[data-testid="stMain"] [data-testid="stSelectbox"]').filter(
@@ -163,14 +178,14 @@ def measure_one(page, interaction: Interaction, repeats: int, quiet_ms: float,
             options = page.get_by_role("option")
             options.nth((i + 1) % max(1, options.count())).wait_for(timeout=10_000)
             page.evaluate("window.__tj.moved = performance.now(); window.__tj.armed = true; window.__tj.last = 0;"
-                          " window.__tj.message = 0")
+                          " window.__tj.message = 0; window.__tj.sent = 0")
             options.nth((i + 1) % options.count()).click()
         wait_idle(page, quiet_ms)
-        drawn, message = page.evaluate(
+        drawn, message, sent = page.evaluate(
             "[window.__tj.last > window.__tj.moved ? window.__tj.last - window.__tj.moved : -1,"
-            " window.__tj.message > window.__tj.moved ? window.__tj.message - window.__tj.moved : 0]")
+            " window.__tj.message > window.__tj.moved ? window.__tj.message - window.__tj.moved : 0, window.__tj.sent]")
         if i and drawn >= 0:
-            times.append((drawn, min(message, drawn)))
+            times.append((drawn, min(message, drawn), int(sent)))
     return times
 
 
@@ -185,7 +200,7 @@ def main() -> None:
     from playwright.sync_api import sync_playwright
 
     configs = [c for c in args.configs.split(",") if c]
-    results: dict[str, dict[str, list[tuple[float, float]]]] = {}
+    results: dict[str, dict[str, list[tuple[float, float, int]]]] = {}
     print(f"# browser latency: {args.repeats} moves each, headless Chromium; load {load_average()}", flush=True)
     with sync_playwright() as pw:
         from tests.e2e.conftest import _chromium  # the e2e tests' system Chromium
@@ -217,7 +232,7 @@ def main() -> None:
     for interaction in interactions:
         row = f"{interaction.name:<34}"
         for lab in labels:
-            times = sorted(drawn for drawn, _ in results.get(lab, {}).get(interaction.name, []))
+            times = sorted(drawn for drawn, _, _ in results.get(lab, {}).get(interaction.name, []))
             if not times:
                 row += f" | {'-':>24}"
                 continue
@@ -234,10 +249,14 @@ def main() -> None:
             if not moves:
                 row += f" | {'-':>24}"
                 continue
-            server = statistics.median(message for _, message in moves)
-            browser_ms = statistics.median(drawn - message for drawn, message in moves)
+            server = statistics.median(message for _, message, _ in moves)
+            browser_ms = statistics.median(drawn - message for drawn, message, _ in moves)
             row += f" | {server:10.0f} / {browser_ms:6.0f} ms"
         print(row)
+    print(f"{'  websocket frames sent per move':<34}" + "".join(f" | {lab + ' max':>24}" for lab in labels))
+    for interaction in interactions:
+        moves = [results.get(lab, {}).get(interaction.name, []) for lab in labels]
+        print(f"{interaction.name:<34}" + "".join(f" | {max((m[2] for m in mv), default=-1):>24}" for mv in moves))
     print(f"# load {load_average()}")
 
 

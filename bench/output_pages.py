@@ -82,7 +82,15 @@ def bench_core(model_name: str, repeats: int) -> None:
 
 
 def bench_pages(repeats: int) -> None:
+    from tests.app.components import component_data, press
     from tests.app.conftest import open_page
+
+    # The knobs move in the browser (no server run); "Draw" is the rerun that carries them.
+    def draw(**knobs: float) -> None:
+        press(at, "logits_sampling_knobs", {"kind": "draw", "knobs": knobs})
+
+    def gen(kind: str) -> None:
+        press(at, "generation_knobs", {"kind": kind, "knobs": {}})
 
     at = open_page("logits_sampling", lang="en", prompt="法国的首都是")
     at.run()  # caches warm
@@ -91,25 +99,25 @@ def bench_pages(repeats: int) -> None:
     for i in range(repeats):
         value = round(0.3 + 0.1 * i, 2)
         started = time.perf_counter()
-        at.slider(key="logits_sampling_temperature").set_value(value).run()
+        draw(sampling_temperature=value)
         knob.append(time.perf_counter() - started)
         assert not at.exception, at.exception
-    _summary("page: Logits & sampling rerun after a temperature change", knob, 200)
+    _summary("page: Logits & sampling rerun after 'Draw' with a new temperature", knob, 200)
     top_p = []
     for i in range(repeats):
         started = time.perf_counter()
-        at.slider(key="logits_sampling_top_p").set_value(round(0.95 - 0.05 * i, 2)).run()
+        draw(sampling_top_p=round(0.95 - 0.05 * i, 2))
         top_p.append(time.perf_counter() - started)
-    _summary("page: Logits & sampling rerun after a top-p change", top_p, 200)
+    _summary("page: Logits & sampling rerun after 'Draw' with a new top-p", top_p, 200)
 
     at = open_page("generation", lang="en", prompt="法国的首都是")
     at.slider(key="generation_max_new").set_value(64).run()
     clicks = []
     for _ in range(repeats):
-        if at.button(key="generation_next").disabled:
-            at.button(key="generation_reset").click().run()
+        if next(a["disabled"] for a in component_data(at, "generation_knobs")["actions"] if a["kind"] == "next"):
+            gen("reset")
         started = time.perf_counter()
-        at.button(key="generation_next").click().run()
+        gen("next")
         clicks.append(time.perf_counter() - started)
         assert not at.exception, at.exception
     _summary("page: Generation rerun after 'Next token' (whole page)", clicks)

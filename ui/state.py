@@ -511,6 +511,15 @@ def get(key: str, default: Any = _UNSET) -> Any:
     return value
 
 
+def checked(key: str, value: Any) -> tuple[Any, bool]:
+    """``value`` after ``key``'s declared check and whether it passed (if not: the default).
+
+    For values that arrive outside a widget (a component's trigger: ``ui.components.knobs``).
+    Example: checked("sampling_top_p", 2.0) -> (1.0, False)
+    """
+    return _clean(SPECS[key], value)
+
+
 def put(key: str, value: Any) -> None:
     """Store a value the app itself computed (a preset's text, a loaded example)."""
     spec = SPECS.get(key)

@@ -12,9 +12,26 @@ from streamlit.testing.v1 import AppTest
 
 import core
 from core.engine.generation import GenerationSettings, generate
+from tests.app.components import component_data, press
 from tests.app.conftest import assert_clean, chart_title, open_page
 
 PAGE = "generation"
+LAB = "generation_knobs"  # the knobs' preview with Next token / Run / Reset (ui.components.sampling_lab)
+
+
+def _press(at: AppTest, kind: str, **knobs: object) -> AppTest:
+    """Press a button of the preview, carrying the knobs as shown (the committed ones, changed by ``knobs``)."""
+    shown = {k["name"]: k["value"] for k in component_data(at, LAB)["knobs"]}
+    press(at, LAB, {"kind": kind, "knobs": {**shown, **{f"sampling_{k}": v for k, v in knobs.items()}}})
+    return at
+
+
+def _knobs(at: AppTest) -> dict[str, object]:
+    return {k["name"]: k["value"] for k in component_data(at, LAB)["knobs"]}
+
+
+def _disabled(at: AppTest, kind: str) -> bool:
+    return next(a["disabled"] for a in component_data(at, LAB)["actions"] if a["kind"] == kind)
 
 
 def _assert_valid_charts(at: AppTest) -> None:
@@ -35,7 +52,7 @@ def _metric(at: AppTest, label: str) -> str:
 
 def _next(at: AppTest, times: int = 1) -> AppTest:
     for _ in range(times):
-        at.button(key="generation_next").click().run()
+        _press(at, "next")
     assert_clean(at)
     return at
 
@@ -43,10 +60,11 @@ def _next(at: AppTest, times: int = 1) -> AppTest:
 def test_renders_in_both_languages(lang: str) -> None:
     at = open_page(PAGE, lang=lang)
     assert_clean(at)
-    for key in ("generation_next", "generation_run", "generation_reset"):
-        assert at.button(key=key)
-    for key in ("generation_temperature", "generation_top_p", "generation_max_new"):
-        assert at.slider(key=key)
+    data = component_data(at, LAB)
+    assert [a["kind"] for a in data["actions"]] == ["next", "run", "reset"]
+    assert [k["name"] for k in data["knobs"]] == ["sampling_temperature", "sampling_top_k", "sampling_top_p"]
+    assert not [v for v in data["labels"].values() if "⟦" in v], "a knob label is missing"
+    assert at.slider(key="generation_max_new")
     title = "Generation" if lang == "en" else "生成"
     assert title in at.title[0].value
 
@@ -106,38 +124,82 @@ def test_next_token_grows_the_cache_by_one_per_step() -> None:
 
 def test_run_stops_at_the_budget_or_end_of_text_and_matches_core_generate() -> None:
     at = open_page(PAGE, lang="en")
-    at.slider(key="generation_temperature").set_value(0.0).run()
     at.slider(key="generation_max_new").set_value(8).run()
-    at.button(key="generation_run").click().run()
+    _press(at, "run", temperature=0.0)  # Run carries the knobs as the browser shows them
     assert_clean(at)
+    assert at.session_state["sampling_temperature"] == 0.0
     state = at.session_state["gen_state"]
     assert state["stop_reason"] in ("eos", "max_new_tokens", "context_full")
     assert 1 <= len(state["generated_ids"]) <= 8
     assert at.success  # the stop reason is said in words
     _assert_valid_charts(at)  # every chart of a finished generation, and the calculator's
-    assert at.button(key="generation_next").disabled
+    assert _disabled(at, "next") and _disabled(at, "run") and not _disabled(at, "reset")
     # Greedy generation is deterministic: the page wrote what core.generate writes.
     loaded = core.load_builtin("classic")
     expected, _ = generate(loaded.model, state["prompt_ids"], loaded.tokenizer.eot_id,
                            GenerationSettings(temperature=0.0, max_new_tokens=8))
     assert state["generated_ids"] == list(expected.generated_ids)
-    at.button(key="generation_reset").click().run()
+    _press(at, "reset")
     assert at.session_state["gen_steps"] == []
-    assert not at.button(key="generation_next").disabled
+    assert not _disabled(at, "next")
+    _press(at, "next")  # a press of a disabled button (a stale or crafted message) does nothing:
+    _press(at, "run")  # here both are enabled again, so these write
+    assert at.session_state["gen_steps"]
 
 
 def test_changing_a_knob_resets_and_says_so() -> None:
+    """Knobs move in the browser; Next carries them: new values start the text over, said once."""
     at = open_page(PAGE, lang="en")
     _next(at, 2)
     assert len(at.session_state["gen_steps"]) == 2
-    at.slider(key="generation_top_p").set_value(0.8).run()
+    _press(at, "next", top_p=0.8)
     assert_clean(at)
-    assert at.session_state["gen_steps"] == []
+    assert at.session_state["sampling_top_p"] == 0.8
+    assert len(at.session_state["gen_steps"]) == 1  # started over from the prompt, then one step
+    assert at.session_state["gen_state"]["settings"]["top_p"] == 0.8
     assert any("started over" in info.value for info in at.info)
     _next(at)
+    assert len(at.session_state["gen_steps"]) == 2
     assert not any("started over" in info.value for info in at.info)
-    at.button(key="generation_reset").click().run()
+    _press(at, "reset")
     assert at.session_state["gen_steps"] == []
+
+
+def test_presses_with_bad_or_stale_values_are_handled() -> None:
+    at = open_page(PAGE, lang="en")
+    _press(at, "next", temperature="hot", top_k=-1, top_p=3)  # a tampered client
+    assert_clean(at)
+    assert _knobs(at) == {"sampling_temperature": 1.0, "sampling_top_k": 0, "sampling_top_p": 1.0}
+    assert at.toast  # the usual translated note: a value was reset
+    assert len(at.session_state["gen_steps"]) == 1  # the step still ran, with the defaults
+    for action in (None, [], {"kind": "draw"}, {"kind": "next; rm"}, {"knobs": {"sampling_top_k": 3}}):
+        press(at, LAB, action)
+        assert_clean(at)
+    assert len(at.session_state["gen_steps"]) == 1 and _knobs(at)["sampling_top_k"] == 0
+    at.slider(key="generation_max_new").set_value(1).run()
+    _press(at, "run", temperature=0.0)
+    assert at.session_state["gen_state"]["stop_reason"] is not None
+    _press(at, "next")  # disabled now: ignored
+    assert len(at.session_state["gen_steps"]) == 1
+
+
+def test_the_preview_is_the_next_steps_distribution() -> None:
+    """The preview's logits are the ones the next step draws from: step 1's after the prompt,
+    step 2's after the first new token (the drawn token's probability under the knobs matches)."""
+    import base64
+
+    import numpy as np
+
+    from core.engine.sampling import next_token_distribution
+
+    at = open_page(PAGE, lang="en")
+    for _ in range(2):
+        data = component_data(at, LAB)
+        logits = np.frombuffer(base64.b64decode(data["logits"]), dtype="<f4").astype(np.float64)
+        _press(at, "next", temperature=0.7, top_k=20)
+        step = at.session_state["gen_steps"][-1]
+        final = next_token_distribution(logits, 0.7, 20, 1.0)
+        assert final[step["token_id"]] == pytest.approx(step["prob"], abs=1e-5)
 
 
 def test_causal_mask_follows_the_chosen_step() -> None:
@@ -158,7 +220,7 @@ def test_the_shared_model_is_not_changed_by_generation() -> None:
 
     shared = get_model("classic").model
     before = {name: p.detach().clone() for name, p in shared.state_dict().items()}
-    at.button(key="generation_run").click().run()
+    _press(at, "run")
     assert_clean(at)
     after = shared.state_dict()
     assert before.keys() == after.keys()
@@ -188,7 +250,7 @@ def test_a_prompt_longer_than_the_context_still_generates(lang: str) -> None:
     said = translate("prompt.truncated", lang, n=n, kept=n_ctx - 1, n_ctx=n_ctx)
     assert said in [i.value for i in at.info], [i.value for i in at.info]
     assert not at.warning, [w.value for w in at.warning]
-    assert not at.button(key="generation_next").disabled
+    assert not _disabled(at, "next")
     _next(at, 1)
     assert len(at.session_state["gen_steps"]) == 1
     assert "40.96 MB" in {m.value for m in at.metric}  # the calculator still works
@@ -221,7 +283,7 @@ def _encodings(spec: dict) -> list[dict]:
 
 def test_probability_axes_end_at_one_and_timeline_labels_do_not_overlap() -> None:
     at = open_page(PAGE, lang="en")
-    at.button(key="generation_run").click().run()
+    _press(at, "run")
     assert_clean(at)
     _assert_valid_charts(at)
     timeline = _vega_by_title(at, translate_en("generation.chart.timeline.title"))

@@ -1,4 +1,10 @@
-"""Logits & sampling page: renders in both languages, the knobs do what the seeds say."""
+"""Logits & sampling page: renders in both languages, the knobs do what the seeds say.
+
+The knobs answer in the browser (``ui.components.sampling_lab``): what they redraw there (the
+before/after bars, the metrics after the knobs, the cut summary, the step table) is tested in
+Chromium against core (tests/e2e/test_sampling_knobs.py). Here: the data the component gets, and
+what the server does with the knob values a "Draw" press carries (checked, committed, drawn).
+"""
 
 from __future__ import annotations
 
@@ -10,11 +16,24 @@ from altair.utils.schemapi import validate_jsonschema
 from altair.vegalite.v6.schema import load_schema
 from streamlit.testing.v1 import AppTest
 
+from tests.app.components import component_data, press
 from tests.app.conftest import assert_clean, chart_title, open_page, vega_charts_by_place, vega_spec
 
 PAGE = "logits_sampling"
-KNOB_KEYS = ("logits_sampling_temperature", "logits_sampling_top_k", "logits_sampling_top_p",
-             "logits_sampling_n_samples", "logits_sampling_top_n")
+WIDGET_KEYS = ("logits_sampling_n_samples", "logits_sampling_top_n")
+LAB = "logits_sampling_knobs"
+DEFAULT_KNOBS = {"sampling_temperature": 1.0, "sampling_top_k": 0, "sampling_top_p": 1.0}
+
+
+def _draw(at: AppTest, **knobs: object) -> AppTest:
+    """Press "Draw" with these knob values (the others at their defaults), as the browser does."""
+    press(at, LAB, {"kind": "draw", "knobs": {**DEFAULT_KNOBS, **{f"sampling_{k}": v for k, v in knobs.items()}}})
+    assert_clean(at)
+    return at
+
+
+def _knob_values(at: AppTest) -> dict[str, object]:
+    return {k["name"]: k["value"] for k in component_data(at, LAB)["knobs"]}
 
 
 def _assert_valid_charts(at: AppTest) -> None:
@@ -44,25 +63,42 @@ def _chart_titled(at: AppTest, words: str) -> dict:
     raise AssertionError(f"no chart whose title contains {words!r}")
 
 
-def _final_column(at: AppTest) -> pd.Series:
-    for frame in at.dataframe:
-        value = frame.value
-        for column in value.columns:
-            if "top-p" in column and "final" in column:
-                return value[column].reset_index(drop=True)
-    raise AssertionError("the step table is missing")
-
-
 def test_renders_in_both_languages(lang: str) -> None:
     at = open_page(PAGE, lang=lang)
     assert_clean(at)
     keys = {getattr(w, "key", None) for w in [*at.slider, *at.number_input]}
-    assert set(KNOB_KEYS) <= keys
-    assert len(at.get("vega_lite_chart")) >= 5  # top-N, before/after, histogram, lens grid, lens line
+    assert set(WIDGET_KEYS) <= keys
+    assert not {"logits_sampling_temperature", "logits_sampling_top_k", "logits_sampling_top_p"} & keys  # in the browser now
+    assert len(at.get("vega_lite_chart")) >= 4  # top-N, histogram, lens grid, lens line
     title = "Logits" if lang == "en" else "Logits 与采样"
     assert title in at.title[0].value
     assert not at.warning and not at.error
     _assert_valid_charts(at)
+    data = component_data(at, LAB)
+    assert data["labels"]["temperature"] == t_(lang, "logits_sampling.temperature")
+    assert not [v for v in data["labels"].values() if "⟦" in v], "a knob label is missing"
+    assert [a["kind"] for a in data["actions"]] == ["draw"]
+    assert data["labels"]["stale"] == t_(lang, "logits_sampling.draw.stale")
+    assert data["labels"]["top_k_help"].startswith(t_(lang, "logits_sampling.top_k.help").split("{")[0])
+
+
+def test_the_component_gets_the_exact_logits_and_the_shown_tokens() -> None:
+    import base64
+
+    import numpy as np
+
+    at = open_page(PAGE, lang="en")
+    data = component_data(at, LAB)
+    sent = np.frombuffer(base64.b64decode(data["logits"]), dtype="<f4")
+    from ui.resources import run_prompt
+
+    run = run_prompt("classic", at.session_state["prompt"])
+    np.testing.assert_array_equal(sent, run.logits[-1].astype(np.float32))  # bit for bit
+    from core.engine.sampling import softmax
+
+    probs = softmax(sent.astype(np.float64))
+    assert data["shown"]["ids"] == [int(i) for i in np.lexsort((np.arange(sent.size), -probs))[:10]]
+    assert data["top_label"] == data["shown"]["labels"][0]
 
 
 def test_defaults_show_the_full_vocabulary_and_the_seed_framing() -> None:
@@ -79,60 +115,74 @@ def test_defaults_show_the_full_vocabulary_and_the_seed_framing() -> None:
     assert list(seed_table["Live: rank"])[0] == 1
     assert live["巴黎"] > 0.5 > live["伦敦"]
     assert _metric(at, "Most probable next token") == "巴黎"
-    # Knob defaults: T = 1, top-k off, top-p 1 -> the "after" distribution equals the original.
-    assert at.slider(key="logits_sampling_temperature").value == 1.0
-    assert at.number_input(key="logits_sampling_top_k").value == 0
-    assert at.slider(key="logits_sampling_top_p").value == 1.0
-    assert _metric(at, "Its probability") == _metric(at, "Top token's probability")
+    # Knob defaults: T = 1, top-k off, top-p 1 (each default stays out of the link).
+    assert _knob_values(at) == DEFAULT_KNOBS
+    assert {k["name"]: k["default"] for k in component_data(at, LAB)["knobs"]} == DEFAULT_KNOBS
+    assert component_data(at, LAB)["top_label"] == "巴黎"
 
 
-def test_temperature_zero_makes_the_top_token_certain() -> None:
+def test_draw_commits_the_knobs_it_carries() -> None:
     at = open_page(PAGE, lang="en")
-    at.slider(key="logits_sampling_temperature").set_value(0.0).run()
-    assert_clean(at)
-    assert _metric(at, "Top token's probability") == "1.0000"
-    assert _metric(at, "Tokens that can still be drawn") == "1"
-    assert any("greedy" in info.value for info in at.info)
-    assert _metric(at, "Top token after the knobs") == _metric(at, "Most probable next token")
-    _assert_valid_charts(at)
+    _draw(at, temperature=0.0, top_k=3, top_p=0.5)
+    assert at.session_state["sampling_temperature"] == 0.0
+    assert at.session_state["sampling_top_k"] == 3
+    assert at.session_state["sampling_top_p"] == 0.5
+    assert _knob_values(at) == {"sampling_temperature": 0.0, "sampling_top_k": 3, "sampling_top_p": 0.5}
+    assert dict(at.query_params) == {"sampling_temperature": "0", "sampling_top_k": "3", "sampling_top_p": "0.5"}
+    assert any("These draws used T = 0.00, top-k = 3, top-p = 0.50." == c.value for c in at.caption)
 
 
-def test_top_k_one_equals_greedy() -> None:
+@pytest.mark.parametrize("sent", [
+    {"sampling_temperature": "hot", "sampling_top_k": -5, "sampling_top_p": 7},
+    {"sampling_temperature": float("nan"), "sampling_top_k": True, "sampling_top_p": [0.5]},
+    {"sampling_temperature": 1e308, "sampling_top_k": 2.5, "sampling_top_p": 0.0},
+])
+def test_bad_knob_values_from_the_client_fall_back_to_the_defaults(sent: dict) -> None:
     at = open_page(PAGE, lang="en")
-    at.slider(key="logits_sampling_temperature").set_value(0.0).run()
-    greedy = _final_column(at)
-    greedy_top = _metric(at, "Top token after the knobs")
-    at.slider(key="logits_sampling_temperature").set_value(1.0).run()
-    assert not _final_column(at).equals(greedy)  # T = 1 alone is not greedy
-    at.number_input(key="logits_sampling_top_k").set_value(1).run()
+    _draw(at, temperature=2.0, top_k=7, top_p=0.9)
+    press(at, LAB, {"kind": "draw", "knobs": sent})
     assert_clean(at)
-    pd.testing.assert_series_equal(_final_column(at), greedy)
-    assert _metric(at, "Top token after the knobs") == greedy_top
-    assert _metric(at, "Top token's probability") == "1.0000"
+    assert _knob_values(at) == DEFAULT_KNOBS
+    assert at.toast  # the usual translated note says a value was reset
 
 
-def test_changing_a_knob_changes_the_chart_and_marks_cut_tokens() -> None:
+@pytest.mark.parametrize("action", [
+    None, "draw", [], {"kind": "next", "knobs": {"sampling_temperature": 0.5}}, {"kind": "../x"},
+    {"kind": "draw", "knobs": "sampling_temperature=0"}, {"kind": "draw", "knobs": {"prompt": "x", "seed": 5}},
+])
+def test_malformed_presses_change_nothing(action: object) -> None:
     at = open_page(PAGE, lang="en")
-    before = _chart_titled(at, "after the knobs")
-    at.slider(key="logits_sampling_top_p").set_value(0.5).run()
+    prompt = at.session_state["prompt"]
+    press(at, LAB, action)
     assert_clean(at)
-    after = _chart_titled(at, "after the knobs")
-    assert before != after
-    assert "top-p = 0.50" in chart_title(after)
-    status = next(f.value for f in at.dataframe if "Status" in f.value.columns)["Status"]
-    assert "cut by top-p" in set(status)
-    assert any("Top-p** then removed" in m.value for m in at.markdown)
-    at.slider(key="logits_sampling_temperature").set_value(2.5).run()
-    assert "T = 2.50" in chart_title(_chart_titled(at, "after the knobs"))
+    assert _knob_values(at) == DEFAULT_KNOBS
+    assert at.session_state["prompt"] == prompt and at.session_state["seed"] == 0
+
+
+def test_the_top_k_range_ends_at_the_vocabulary() -> None:
+    at = open_page(PAGE, lang="en")
+    _draw(at, top_k=10_000_000)  # allowed by the declaration, more than this model's vocabulary
+    vocab = component_data(at, LAB)["knobs"][1]["max"]
+    assert at.session_state["sampling_top_k"] == vocab == 5938
 
 
 def test_knobs_are_shared_with_the_generation_page() -> None:
     at = open_page(PAGE, lang="en")
-    at.slider(key="logits_sampling_temperature").set_value(0.35).run()
+    _draw(at, temperature=0.35)
     assert at.session_state["sampling_temperature"] == pytest.approx(0.35)
     at.switch_page("pages/generation.py").run()
     assert_clean(at)
-    assert at.slider(key="generation_temperature").value == pytest.approx(0.35)
+    assert _knob_values_of(at, "generation_knobs")["sampling_temperature"] == pytest.approx(0.35)
+
+
+def _knob_values_of(at: AppTest, key: str) -> dict[str, object]:
+    return {k["name"]: k["value"] for k in component_data(at, key)["knobs"]}
+
+
+def t_(lang: str, key: str) -> str:
+    from ui.i18n import translate
+
+    return translate(key, lang)
 
 
 def test_samples_follow_the_seed_and_n() -> None:
@@ -150,7 +200,7 @@ def test_samples_follow_the_seed_and_n() -> None:
 
 def test_greedy_draws_all_hit_the_top_token() -> None:
     at = open_page(PAGE, lang="en")
-    at.slider(key="logits_sampling_temperature").set_value(0.0).run()
+    _draw(at, temperature=0.0)
     at.slider(key="logits_sampling_n_samples").set_value(300).run()
     caption = next(c.value for c in at.caption if "came out" in c.value)
     assert "came out 300 times; 1 different tokens" in caption
@@ -181,40 +231,17 @@ def test_modern_model_renders_too() -> None:
     assert "block 3" in json.dumps(spec, ensure_ascii=False)
 
 
-def test_temperature_zero_labels_follow_the_logits() -> None:
-    # T = 0 with top-k = 3: the 3 best logits survive top-k (not the 3 lowest ids); of those
-    # only the argmax keeps probability, the other two are labelled greedy, never "kept".
-    at = open_page(PAGE, lang="en")
-    at.slider(key="logits_sampling_temperature").set_value(0.0).run()
-    at.number_input(key="logits_sampling_top_k").set_value(3).run()
-    assert_clean(at)
-    status = list(next(f.value for f in at.dataframe if "Status" in f.value.columns)["Status"])
-    assert status[:3] == ["kept", "not the top token (T = 0)", "not the top token (T = 0)"]
-    assert set(status[3:]) == {"cut by top-k"}
-    from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
-
-    element = next(c for c in at.get("vega_lite_chart") if "after the knobs" in chart_title(vega_spec(c)))
-    rows = convert_arrow_bytes_to_pandas_df(element.proto.datasets[0].data.data)
-    notes = {n for n in rows["note"] if n}
-    assert "✂ kept" not in notes and "✂ not the top token (T = 0)" in notes
-
-
-def test_the_temperature_changes_the_data_not_the_layout() -> None:
+def test_the_temperature_changes_the_draws_data_not_their_layout() -> None:
     """The browser keeps a chart's view only while the chart stays in its place with the same
-    spec text (then it swaps the data in): a note that comes and goes with the temperature must
-    not move the charts below it, and the knobs chart carries its changing title as data."""
+    spec text (then it swaps the data in): draws with another temperature change the histogram's
+    data, not its place or spec."""
     at = open_page(PAGE, lang="en")
     seen = {}
     for temperature in (1.0, 1.05, 0.0, 2.5):
-        at.slider(key="logits_sampling_temperature").set_value(temperature).run()
-        assert_clean(at)
+        _draw(at, temperature=temperature)
         seen[temperature] = vega_charts_by_place(at)
     places = list(seen[1.0])
     assert all(list(charts) == places for charts in seen.values())
-    knobs = next(p for p in places if "after the knobs" in chart_title(vega_spec(seen[1.0][p])))
     draws = next(p for p in places if "draws with seed" in chart_title(vega_spec(seen[1.0][p])))
-    for chart in (knobs, draws):
-        assert len({charts[chart].proto.spec for charts in seen.values()}) == 1
-        assert len({charts[chart].proto.datasets[0].data.data for charts in seen.values()}) == len(seen)
-    titles = {temperature: chart_title(vega_spec(charts[knobs])) for temperature, charts in seen.items()}
-    assert "T = 2.50" in titles[2.5] and "T = 1.05" in titles[1.05] and "T = 0.00" in titles[0.0]
+    assert len({charts[draws].proto.spec for charts in seen.values()}) == 1
+    assert len({charts[draws].proto.datasets[0].data.data for charts in seen.values()}) == len(seen)

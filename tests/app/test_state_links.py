@@ -169,7 +169,7 @@ SETTINGS: tuple[tuple[str, str, str, Any], ...] = (
     ("embeddings", "toggle", "embeddings_lab_normalise", True),
     ("embeddings", "slider", "embeddings_nn_k", 5),
     ("logits_sampling", "slider", "logits_sampling_top_n", 12),
-    ("logits_sampling", "slider", "logits_sampling_temperature", 0.5),
+    ("logits_sampling", "slider", "logits_sampling_n_samples", 500),  # the sampling knobs: tests/e2e/test_sampling_knobs.py
     ("generation", "slider", "generation_max_new", 7),
     ("generation", "number_input", "generation_kv_batch", 3),
     ("tokenization", "number_input", "tok_num_merges", 20),
@@ -196,9 +196,11 @@ def test_page_controls_survive_a_page_change(page: str) -> None:
 
 
 def test_generated_text_survives_a_page_change() -> None:
+    from tests.app.components import press
+
     at = open_page("generation")
-    at.button(key="generation_next").click().run()
-    at.button(key="generation_next").click().run()
+    press(at, "generation_knobs", {"kind": "next", "knobs": {}})  # Next token (a component button)
+    press(at, "generation_knobs", {"kind": "next", "knobs": {}})
     steps = list(at.session_state["gen_steps"])
     assert len(steps) == 2
     at.switch_page("pages/tokenization.py").run()

@@ -1,14 +1,20 @@
-"""In real Chromium: the sampling knobs redraw the charts; generation steps one token per click."""
+"""In real Chromium: the sampling knobs redraw the bars; generation steps one token per click.
+
+The knobs are a component now (ui/components/sampling_lab): its numbers against core, the
+websocket frames and the link are tests/e2e/test_sampling_knobs.py's business.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from playwright.sync_api import Browser, Locator, Page, expect
+from playwright.sync_api import Browser, Page, expect
 
 from tests.e2e.helpers import assert_no_error, wait_for_app
 from ui.i18n import load_strings
 
+LOGITS_LAB = ".st-key-logits_sampling_knobs .sl"  # Playwright's CSS reaches into the shadow root
+GEN_LAB = ".st-key-generation_knobs .sl"
 TALL = {"width": 1440, "height": 4600}  # Streamlit scrolls inside an inner box: tall viewport, not full_page
 
 
@@ -23,32 +29,20 @@ def _open(page: Page, url: str, lang: str) -> None:
     assert_no_error(page)
 
 
-def _chart(page: Page, index: int) -> Locator:
-    chart = page.locator('[data-testid="stVegaLiteChart"]').nth(index)
-    chart.scroll_into_view_if_needed()
-    expect(chart).to_be_visible(timeout=30_000)
-    page.wait_for_timeout(600)  # vega-embed draws asynchronously after the element appears
-    return chart
-
-
-def _move_slider(page: Page, key: str, target: str, direction: str = "ArrowLeft", max_presses: int = 80) -> None:
-    """Press arrow keys on a slider until it shows ``target``, one rerun per press.
-
-    Each press makes Streamlit rerun; presses sent while it reruns can be dropped, so the
-    value is read back after every press instead of counting presses.
-    """
-    container = page.locator(f".st-key-{key}")
-    container.scroll_into_view_if_needed()
-    thumb = page.locator(f".st-key-{key} input[type='range']")  # Streamlit 1.67: a hidden range input
+def _move_knob(page: Page, knob: str, target: str, direction: str = "ArrowLeft", max_presses: int = 80) -> None:
+    """Press arrow keys on a knob of the Logits page until it shows ``target`` (in the browser)."""
+    thumb = page.locator(f"{LOGITS_LAB} .knob[data-knob='{knob}'] input")
+    thumb.scroll_into_view_if_needed()
+    thumb.focus()
     for _ in range(max_presses):
         if thumb.get_attribute("aria-valuetext") == target:
             break
-        thumb.focus()
         thumb.press(direction)
-        wait_for_app(page)
     expect(thumb).to_have_attribute("aria-valuetext", target)
-    wait_for_app(page)
-    page.wait_for_timeout(400)
+
+
+def _bars(page: Page) -> list[str]:
+    return page.locator(f"{LOGITS_LAB} .sl-row[data-id]").evaluate_all("rows => rows.map(r => r.dataset.after)")
 
 
 def _shoot(page: Page, path: Path) -> None:
@@ -68,16 +62,15 @@ def _shoot(page: Page, path: Path) -> None:
 
 def test_temperature_and_top_p_redraw_the_distribution(page: Page, app_url: str, screenshot_dir: Path) -> None:
     _open(page, f"{app_url}/logits_sampling", "en")
-    compare = 1  # charts: top-N, original vs after, histogram, lens grid, lens line
-    before = _chart(page, compare).screenshot()
-    _move_slider(page, "logits_sampling_temperature", "0.50")
-    assert_no_error(page)
-    colder = _chart(page, compare).screenshot()
-    assert colder != before, "the chart did not change when the temperature moved"
-    _move_slider(page, "logits_sampling_top_p", "0.50")
-    assert _chart(page, compare).screenshot() != colder, "the chart did not change when top-p moved"
+    expect(page.locator(LOGITS_LAB)).to_be_visible(timeout=60_000)
+    before = _bars(page)
+    _move_knob(page, "temperature", "0.50")
+    colder = _bars(page)
+    assert colder != before, "the bars did not change when the temperature moved"
+    _move_knob(page, "top_p", "0.50")
+    assert _bars(page) != colder, "the bars did not change when top-p moved"
     expect(page.get_by_text("then removed", exact=False)).to_be_visible()
-    _move_slider(page, "logits_sampling_temperature", "0.00")  # greedy, said in words
+    _move_knob(page, "temperature", "0.00")  # greedy, said in words
     expect(page.get_by_text("T = 0 is greedy decoding", exact=False)).to_be_visible()
     assert_no_error(page)
     _shoot(page, screenshot_dir / "logits_sampling.knobs.en.png")
@@ -85,7 +78,7 @@ def test_temperature_and_top_p_redraw_the_distribution(page: Page, app_url: str,
 
 def test_generation_steps_five_times(page: Page, app_url: str, screenshot_dir: Path) -> None:
     _open(page, f"{app_url}/generation", "en")
-    next_button = page.locator(".st-key-generation_next button")
+    next_button = page.locator(f"{GEN_LAB} button[data-action='next']")
     for step in range(1, 6):
         if next_button.is_disabled():  # the model wrote end-of-text early: generation is over
             break
@@ -107,7 +100,7 @@ def test_output_pages_in_chinese(page: Page, app_url: str, screenshot_dir: Path)
     page.locator('[data-testid="stSidebar"]').get_by_role("link", name=strings["nav.generation"]).first.click()
     wait_for_app(page)
     for _ in range(3):
-        page.locator(".st-key-generation_next button").click()
+        page.locator(f"{GEN_LAB} button[data-action='next']").click()
         wait_for_app(page)
     assert_no_error(page)
     expect(page.get_by_text(strings["generation.head.memory"])).to_be_visible()
@@ -124,7 +117,7 @@ def test_output_pages_in_dark_theme(browser: Browser, app_url: str, screenshot_d
         _shoot(page, screenshot_dir / "logits_sampling.dark.png")
         page.goto(f"{app_url}/generation")
         wait_for_app(page)
-        page.locator(".st-key-generation_run button").click()
+        page.locator(f"{GEN_LAB} button[data-action='run']").click()
         expect(page.get_by_text("Stopped:", exact=False).first).to_be_visible(timeout=60_000)
         wait_for_app(page)
         assert_no_error(page)
@@ -133,17 +126,15 @@ def test_output_pages_in_dark_theme(browser: Browser, app_url: str, screenshot_d
         context.close()
 
 
-def test_a_knob_updates_the_knobs_chart_in_place(page: Page, app_url: str) -> None:
-    """The knobs chart is sent "live" (``ui.charts.live``): a move swaps its data into the Vega
-    view the browser already has (the same drawing surface, no new chart) and the title, carried
-    in the data, still says the temperature."""
+def test_a_knob_redraws_in_place(page: Page, app_url: str) -> None:
+    """A move redraws inside the component the page already has (no new element, no rerun);
+    the chart's title still says the temperature."""
     _open(page, f"{app_url}/logits_sampling", "en")
-    chart = _chart(page, 1)
-    chart.evaluate("el => { window.__tjSurface = el.querySelector('svg, canvas'); }")
-    _move_slider(page, "logits_sampling_temperature", "0.50")
+    lab = page.locator(LOGITS_LAB)
+    expect(lab).to_be_visible(timeout=60_000)
+    lab.evaluate("el => { window.__tjLab = el; }")
+    _move_knob(page, "temperature", "0.50")
     assert_no_error(page)
-    chart = _chart(page, 1)
-    assert chart.evaluate("el => el.querySelector('svg, canvas') === window.__tjSurface"), "the chart was rebuilt"
-    title = chart.evaluate("el => [...el.querySelectorAll('.role-title-text text, .role-title-text tspan')]"
-                           ".map(t => t.textContent).join('')")
+    assert lab.evaluate("el => el === window.__tjLab"), "the component was rebuilt"
+    title = page.locator(f"{LOGITS_LAB} .sl-title").text_content() or ""
     assert "T = 0.50" in title, title

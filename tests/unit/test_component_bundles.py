@@ -46,7 +46,7 @@ def test_the_hash_sees_every_source_file() -> None:
     assert "src/space3d.ts" in names and "src/space3d.css" in names
 
 
-@pytest.mark.parametrize("name", ["journey", "space3d"])
+@pytest.mark.parametrize("name", ["journey", "space3d", "sampling_lab"])
 def test_bundle_loads_nothing_from_the_network_and_writes_no_markup(name: str) -> None:
     js = (BUILD / f"{name}.js").read_text(encoding="utf-8")
     css = (BUILD / f"{name}.css").read_text(encoding="utf-8")

@@ -25,6 +25,7 @@ from core.engine.generation import (
     StepReport,
     generate,
     generation_step,
+    prefill,
     start_generation,
 )
 from core.lessons.kv_memory import (
@@ -42,6 +43,7 @@ from core.lessons.kv_memory import (
     total_bytes_by_context,
 )
 from ui import state as durable
+from ui.components import sampling_lab
 from ui.charts.common import wrap_title
 from ui.charts.output import (
     CACHED_COLOR,
@@ -59,9 +61,7 @@ from ui.charts.output import (
 )
 from ui.i18n import t, translate
 from ui.page import Page
-from ui.resources import get_model
-from ui.state import bind_clamped as bound
-from ui.state import commit_to as commit
+from ui.resources import get_model, memo
 from ui.text import escape_markdown
 
 MAX_NEW_TOKENS = 64
@@ -134,20 +134,29 @@ def alternatives(tokenizer: Any, steps: list[dict[str, Any]]) -> list[str]:
 
 @st.fragment
 def generation_section(page: Page) -> None:
-    """Knobs, Next / Run / Reset, the text so far and the KV cache of this run."""
+    """The knobs' preview, Next / Run / Reset, the text so far and the KV cache of this run.
+
+    Temperature, top-k and top-p answer in the browser (``ui.components.sampling_lab``: the
+    preview of the next token's distribution follows every move with no server run); Next,
+    Run and Reset are the component's buttons and carry the knobs, committed before this run.
+    """
     st.header(t("generation.head.loop"))
     st.markdown(t("generation.loop.explain"))
-    max_new = _knobs(page.config.vocab_size)
-    signature, fresh = _start(page, max_new)
-    next_clicked, run_clicked, finished = _buttons(signature, fresh, max_new)
-    if (next_clicked or run_clicked) and not finished:
-        _generate(page, max_new, run_clicked, next_clicked)
+    max_new = _max_new()
+    action = sampling_lab.take(PREVIEW_KEY)
+    signature, fresh, started_over = _start(page, max_new)
+    kind = action["kind"] if action else None
+    if kind == "reset":
+        reset_generation(signature, None, fresh.to_dict() if fresh is not None else None)
+    elif kind in ("next", "run") and fresh is not None and not _finished():
+        _generate(page, max_new, run_clicked=kind == "run", keep_notice=started_over)
 
+    gen_state = GenerationState.from_dict(st.session_state["gen_state"]) if fresh is not None else None
+    _preview(page, gen_state, max_new)
     if st.session_state.get("gen_notice") == "changed":
         st.info(t("generation.reset_notice"))
 
     steps: list[dict[str, Any]] = st.session_state.get("gen_steps", [])
-    gen_state = GenerationState.from_dict(st.session_state["gen_state"]) if fresh is not None else None
     tokenizer = page.loaded.tokenizer
     if gen_state is not None:
         _text_so_far(page, gen_state, max_new)
@@ -156,34 +165,62 @@ def generation_section(page: Page) -> None:
     _cache_section(page, steps, gen_state)
 
 
-def _knobs(vocab_size: int) -> int:
-    """Temperature, top-k, top-p (shared with the Logits page) and the number of new tokens."""
-    c1, c2, c3, c4 = st.columns(4)
-    with c1:
-        wkey = bound("sampling_temperature", "generation_temperature", (0.0, 3.0))
-        st.slider(t("generation.temperature"), min_value=0.0, max_value=3.0, step=0.05, key=wkey,
-                  on_change=commit("sampling_temperature", wkey), help=t("generation.temperature.help"))
-    with c2:
-        wkey = bound("sampling_top_k", "generation_top_k", (0, vocab_size))
-        st.number_input(t("generation.top_k"), min_value=0, max_value=vocab_size, step=1, key=wkey,
-                        on_change=commit("sampling_top_k", wkey), help=t("generation.top_k.help"))
-    with c3:
-        wkey = bound("sampling_top_p", "generation_top_p", (0.05, 1.0))
-        st.slider(t("generation.top_p"), min_value=0.05, max_value=1.0, step=0.05, key=wkey,
-                  on_change=commit("sampling_top_p", wkey))
-    with c4:
-        max_new = st.slider(t("generation.max_new"), min_value=1, max_value=MAX_NEW_TOKENS, step=1,
-                            **durable.bind("generation_max_new"), help=t("generation.max_new.help"))
-    return int(max_new)
+PREVIEW_KEY = "generation_knobs"
+PREVIEW_TOKENS = 10  # bars in the preview: the next token's most probable candidates at T = 1
 
 
-def _start(page: Page, max_new: int) -> tuple[tuple, GenerationState | None]:
-    """The run's signature and its fresh start (None if it cannot start); a changed signature
-    forgets the steps so far."""
+def _max_new() -> int:
+    """The number of new tokens Run writes (the sampling knobs are the preview's, in the browser)."""
+    return int(st.slider(t("generation.max_new"), min_value=1, max_value=MAX_NEW_TOKENS, step=1,
+                         **durable.bind("generation_max_new"), help=t("generation.max_new.help")))
+
+
+def _sampling() -> tuple[float, int, float]:
+    """The committed temperature, top-k and top-p (checked by ``ui.state``)."""
+    return (float(durable.get("sampling_temperature")), int(durable.get("sampling_top_k")),
+            float(durable.get("sampling_top_p")))
+
+
+def _finished() -> bool:
+    return GenerationState.from_dict(st.session_state["gen_state"]).finished if "gen_state" in st.session_state else True
+
+
+@memo(maxsize=256)
+def next_token_logits(model_name: str, ids: tuple[int, ...]) -> np.ndarray:
+    """The logits the next step draws from: the last position's after ``ids`` (one forward, shared)."""
+    return prefill(get_model(model_name).model, ids)[0]
+
+
+def _preview(page: Page, gen_state: GenerationState | None, max_new: int) -> None:
+    """The next token's distribution under the knobs (recomputed in the browser as they move),
+    with Next token / Run / Reset, which send the knobs along."""
+    ids = tuple(gen_state.ids if gen_state is not None else page.run.ids)[-page.config.n_ctx:]
+    logits = next_token_logits(page.model_name, ids).astype(np.float64)
+    vocab = page.config.vocab_size
+    ranking = np.lexsort((np.arange(vocab), -logits))
+    shown = [int(i) for i in ranking[:PREVIEW_TOKENS]]
+    labels = token_labels(page.loaded.tokenizer, shown)
+    finished = gen_state is None or gen_state.finished
+    st.markdown(t("generation.preview.title"))
+    sampling_lab.lab(
+        key=PREVIEW_KEY, logits=logits, shown_ids=shown, shown_labels=labels, top_label=labels[0], vocab_size=vocab,
+        words=sampling_lab.labels(
+            {"temperature": "generation.temperature", "top_k": "generation.top_k", "top_p": "generation.top_p"},
+            temperature_help=t("generation.temperature.help"), top_k_help=t("generation.top_k.help", vocab=vocab),
+            stale=t("generation.preview.stale")),
+        buttons=(sampling_lab.Button("next", t("generation.next"), primary=True, disabled=finished),
+                 sampling_lab.Button("run", t("generation.run", n=max_new), disabled=finished),
+                 sampling_lab.Button("reset", t("generation.reset"))),
+        parts=("note", "chart", "cuts"),
+    )
+
+
+def _start(page: Page, max_new: int) -> tuple[tuple, GenerationState | None, bool]:
+    """The run's signature, its fresh start (None if it cannot start) and whether the steps so
+    far were just forgotten because the signature changed (new knobs, prompt, model, ...)."""
     run, cfg = page.run, page.config
-    temperature = float(st.session_state["sampling_temperature"])
-    top_k = int(st.session_state["sampling_top_k"])
-    top_p = float(st.session_state["sampling_top_p"])
+    temperature, top_k, top_p = _sampling()
+    top_k = min(top_k, cfg.vocab_size)
     try:
         settings = GenerationSettings(temperature=temperature, top_k=top_k or None, top_p=top_p,
                                       seed=page.seed, max_new_tokens=int(max_new))
@@ -196,25 +233,16 @@ def _start(page: Page, max_new: int) -> tuple[tuple, GenerationState | None]:
             st.warning(t("generation.cannot_start"))
 
     signature = (page.model_name, tuple(run.ids), temperature, top_k, top_p, page.seed, int(max_new))
+    started_over = False
     if st.session_state.get("gen_signature") != signature:
-        had_steps = bool(st.session_state.get("gen_steps"))
-        reset_generation(signature, "changed" if had_steps else None, fresh.to_dict() if fresh is not None else None)
-    return signature, fresh
+        started_over = bool(st.session_state.get("gen_steps"))
+        reset_generation(signature, "changed" if started_over else None, fresh.to_dict() if fresh is not None else None)
+    return signature, fresh, started_over
 
 
-def _buttons(signature: tuple, fresh: GenerationState | None, max_new: int) -> tuple[bool, bool, bool]:
-    """Next / Run / Reset in one row (also on a phone): (next clicked, run clicked, finished)."""
-    b1 = b2 = b3 = st.container(horizontal=True, gap="small", key="generation_buttons")
-    finished = fresh is None or GenerationState.from_dict(st.session_state["gen_state"]).finished
-    next_clicked = b1.button(t("generation.next"), key="generation_next", disabled=finished, type="primary")
-    run_clicked = b2.button(t("generation.run", n=max_new), key="generation_run", disabled=finished)
-    b3.button(t("generation.reset"), key="generation_reset", on_click=reset_generation,
-              args=(signature, None, fresh.to_dict() if fresh is not None else None))
-    return next_clicked, run_clicked, finished
-
-
-def _generate(page: Page, max_new: int, run_clicked: bool, next_clicked: bool) -> None:
-    """One step (Next) or every step left (Run, with a progress bar), recorded in session state."""
+def _generate(page: Page, max_new: int, *, run_clicked: bool, keep_notice: bool) -> None:
+    """One step (Next) or every step left (Run, with a progress bar), recorded in session state.
+    ``keep_notice``: the knobs sent with this press started the text over; say so."""
     model, eos_id = page.loaded.model, page.loaded.tokenizer.eot_id
     state = GenerationState.from_dict(st.session_state["gen_state"])
     cache: KVCache | None = None  # a click's first step rebuilds it from the ids (untimed)
@@ -227,15 +255,14 @@ def _generate(page: Page, max_new: int, run_clicked: bool, next_clicked: bool) -
             if progress is not None:
                 done = len(state.generated_ids)
                 progress.progress(min(1.0, done / max_new), text=t("generation.progress", done=done, total=max_new))
-            if next_clicked:
+            if not run_clicked:
                 break
     except ValueError:
         st.error(t("generation.step_failed"))
     if progress is not None:
         progress.empty()
-    st.session_state["gen_notice"] = None
-    if state.finished:
-        st.rerun()  # the buttons above were drawn before the stop: redraw them disabled
+    if not keep_notice:
+        st.session_state["gen_notice"] = None
 
 
 def _text_so_far(page: Page, gen_state: GenerationState, max_new: int) -> None:

@@ -2,9 +2,11 @@
 draws, and the logit lens.
 
 The knobs are temperature -> top-k -> top-p -> renormalise (``core.engine.sampling``); the lens
-is ``core.lessons.logit_lens``. Sections 1-3 are one fragment (the top-n choice feeds the knobs'
-chart), with sections 2-3 a fragment inside it: a knob reruns only sections 2-3, the top-n
-slider 1-3, never the sidebar or the logit lens. The sidebar prompt reruns the page; the trace
+is ``core.lessons.logit_lens``. The knobs answer in the browser (``ui.components.sampling_lab``:
+no server run while they move); their values reach the server with "Draw", which commits them
+(session state and link) and reruns the seeded draws. Sections 1-3 are one fragment (the top-n
+choice feeds the knobs' bars), with sections 2-3 a fragment inside it: Draw or N reruns only
+sections 2-3, the top-n slider 1-3, never the sidebar or the logit lens. The sidebar prompt reruns the page; the trace
 is shared, so that costs one forward per new prompt.
 """
 
@@ -20,8 +22,8 @@ import streamlit as st
 from core.engine.sampling import SamplingSteps, entropy_bits, sample, sampling_steps, softmax
 from core.lessons.logit_lens import EMBEDDING_STAGE, LogitLens, logit_lens
 from ui import state
+from ui.components import sampling_lab
 from ui.charts.output import (
-    before_after_chart,
     cached,
     final_token_by_stage_chart,
     logit_lens_chart,
@@ -33,8 +35,6 @@ from ui.charts.output import (
 from ui.i18n import t
 from ui.page import Page
 from ui.resources import get_model, memo, run_prompt
-from ui.state import bind_clamped as bound
-from ui.state import commit_to as commit
 from ui.text import escape_markdown
 
 MAX_SAMPLES = 1000
@@ -141,132 +141,40 @@ def _seed_comparison(page: Page, last: LastPosition) -> None:
 
 @st.fragment
 def knobs_section(page: Page, last: LastPosition, top_ids: list[int], top_labels: list[str]) -> None:
-    """The knobs and the seeded draws, nested in ``controls_section``: a knob or the number of
-    draws reruns only this part (the softmax chart and the table above stay as they are); the
-    top-n choice reruns both."""
+    """The knobs and the seeded draws, nested in ``controls_section``. The knobs answer in the
+    browser (``ui.components.sampling_lab``: the bars, metrics, cuts and table follow every move
+    with no message to the server); "Draw" sends them, and this fragment draws with them (the
+    softmax chart and the table above stay as they are)."""
     st.header(t("logits_sampling.head.knobs"))
     st.markdown(t("logits_sampling.knobs.order"))
     vocab = page.config.vocab_size
-    temperature, top_k, top_p = _knob_widgets(vocab)
+    best = int(np.lexsort((np.arange(vocab), -last.logits))[0])  # the top token after any knobs
+    sampling_lab.take("logits_sampling_knobs")  # "Draw": its knobs are committed; the draws below use them
+    sampling_lab.lab(
+        key="logits_sampling_knobs", logits=last.logits, shown_ids=top_ids, shown_labels=top_labels,
+        top_label=token_labels(page.loaded.tokenizer, [best])[0], vocab_size=vocab,
+        words=sampling_lab.labels(top_k_help=t("logits_sampling.top_k.help", vocab=vocab),
+                                  stale=t("logits_sampling.draw.stale")),
+        buttons=(sampling_lab.Button("draw", t("logits_sampling.draw"), primary=True),),
+    )
+    temperature, top_k, top_p = (state.get(k.name) for k in sampling_lab.sampling_knobs(vocab))
+    top_k = min(int(top_k), vocab)
     try:
         steps: SamplingSteps = sampling_steps(last.logits, temperature=temperature, top_k=top_k or None, top_p=top_p)
-    except ValueError:  # the widgets bound the values; this catches anything else (in the page's words)
+    except ValueError:  # ui.state checked the values; this catches anything else (in the page's words)
         st.error(t("logits_sampling.knobs.invalid"))
         st.stop()
-
-    # One slot whatever the temperature says (a note or nothing): the elements below keep their
-    # place, so the browser updates their charts instead of drawing them anew.
-    note = st.empty()
-    if temperature == 0:
-        note.info(t("logits_sampling.greedy"))
-    elif temperature < 1:
-        note.caption(t("logits_sampling.temp.sharper", t=f"{temperature:.2f}"))
-    elif temperature > 1:
-        note.caption(t("logits_sampling.temp.flatter", t=f"{temperature:.2f}"))
-
     final_order = np.lexsort((np.arange(vocab), -steps.final_probs))  # most probable first, lower id among equals
-    _final_metrics(page, last, steps, int(final_order[0]))
-    status = _knob_status(steps, top_ids, temperature)
-    show(
-        cached(
-            before_after_chart,
-            top_labels, steps.original_probs[top_ids], steps.final_probs[top_ids], status,
-            title=t("logits_sampling.chart.compare.title", t=f"{temperature:.2f}",
-                    k=top_k if top_k else t("logits_sampling.off"), p=f"{top_p:.2f}"),
-            x_title=t("logits_sampling.axis.prob"), y_title=t("logits_sampling.axis.token"),
-            series_title=t("logits_sampling.legend.series"), original_name=t("logits_sampling.legend.original"),
-            after_name=t("logits_sampling.legend.after"), status_title=t("logits_sampling.legend.status"),
-        ),
-        live=True,  # the knobs change its title and bars, not its layout: the browser swaps the data
-    )
-    _cut_summary(steps, top_k, top_p)
-    _knobs_table(last, steps, top_ids, top_labels, status)
-    _draws_section(page, steps.final_probs, final_order)
-
-
-def _knob_widgets(vocab: int) -> tuple[float, int, float]:
-    """Temperature, top-k, top-p (shared with the Generation page): their values now."""
-    k1, k2, k3 = st.columns(3)
-    with k1:
-        wkey = bound("sampling_temperature", "logits_sampling_temperature", (0.0, 3.0))
-        st.slider(t("logits_sampling.temperature"), min_value=0.0, max_value=3.0, step=0.05, key=wkey,
-                  on_change=commit("sampling_temperature", wkey), help=t("logits_sampling.temperature.help"))
-    with k2:
-        wkey = bound("sampling_top_k", "logits_sampling_top_k", (0, vocab))
-        st.number_input(t("logits_sampling.top_k"), min_value=0, max_value=vocab, step=1, key=wkey,
-                        on_change=commit("sampling_top_k", wkey), help=t("logits_sampling.top_k.help", vocab=vocab))
-    with k3:
-        wkey = bound("sampling_top_p", "logits_sampling_top_p", (0.05, 1.0))
-        st.slider(t("logits_sampling.top_p"), min_value=0.05, max_value=1.0, step=0.05, key=wkey,
-                  on_change=commit("sampling_top_p", wkey), help=t("logits_sampling.top_p.help"))
-    return (float(st.session_state["sampling_temperature"]), int(st.session_state["sampling_top_k"]),
-            float(st.session_state["sampling_top_p"]))
-
-
-def _final_metrics(page: Page, last: LastPosition, steps: SamplingSteps, final_top: int) -> None:
-    final = steps.final_probs
-    m = st.columns(4)
-    m[0].metric(t("logits_sampling.metric.final_top"), token_labels(page.loaded.tokenizer, [final_top])[0])
-    change = final[final_top] - last.probs[final_top]
-    m[1].metric(t("logits_sampling.metric.final_top_prob"), f"{final[final_top]:.4f}",
-                delta=f"{change:+.4f}" if abs(change) >= 5e-5 else None)
-    m[2].metric(t("logits_sampling.metric.candidates"), f"{steps.n_candidates:,}",
-                help=t("logits_sampling.metric.candidates.help", vocab=f"{page.config.vocab_size:,}"))
-    entropy_change = steps.entropy_final_bits - steps.entropy_original_bits
-    m[3].metric(t("logits_sampling.metric.entropy_final"), f"{steps.entropy_final_bits:.2f}",
-                delta=f"{entropy_change:+.2f}" if abs(entropy_change) >= 0.005 else None, delta_color="off")
-
-
-def _knob_status(steps: SamplingSteps, top_ids: list[int], temperature: float) -> list[str]:
-    """What the knobs did to each shown token (the bars follow the original ranking, so a
-    student sees the same tokens move)."""
-    return [
-        t("logits_sampling.status.top_k") if steps.cut_by_top_k[i]
-        # At T = 0 every token but the argmax ends at 0 whatever top-p says: greedy, not "kept".
-        else t("logits_sampling.status.greedy") if temperature == 0 and steps.final_probs[i] == 0
-        else t("logits_sampling.status.top_p") if steps.cut_by_top_p[i]
-        else t("logits_sampling.status.kept")
-        for i in top_ids
-    ]
-
-
-def _cut_summary(steps: SamplingSteps, top_k: int, top_p: float) -> None:
-    n_cut_k = int(steps.cut_by_top_k.sum())
-    n_cut_p = int(steps.cut_by_top_p.sum())
-    mass_cut_k = float(steps.tempered_probs[steps.cut_by_top_k].sum())
-    mass_cut_p = float(steps.after_top_k_probs[steps.cut_by_top_p].sum())
-    c1, c2 = st.columns(2)
-    with c1:
-        st.markdown(t("logits_sampling.cut.top_k", n=f"{n_cut_k:,}", mass=f"{mass_cut_k:.4f}") if top_k
-                    else t("logits_sampling.cut.top_k_off"))
-    with c2:
-        st.markdown(t("logits_sampling.cut.top_p", n=f"{n_cut_p:,}", mass=f"{mass_cut_p:.4f}") if top_p < 1
-                    else t("logits_sampling.cut.top_p_off"))
-
-
-def _knobs_table(last: LastPosition, steps: SamplingSteps, top_ids: list[int], top_labels: list[str],
-                 status: list[str]) -> None:
-    table = pd.DataFrame({
-        t("logits_sampling.table.token"): top_labels,
-        t("logits_sampling.table.id"): top_ids,
-        t("logits_sampling.table.logit"): np.round(last.logits[top_ids], 3),
-        t("logits_sampling.table.original"): np.round(steps.original_probs[top_ids], 5),
-        t("logits_sampling.table.tempered"): np.round(steps.tempered_probs[top_ids], 5),
-        t("logits_sampling.table.after_k"): np.round(steps.after_top_k_probs[top_ids], 5),
-        t("logits_sampling.table.final"): np.round(steps.final_probs[top_ids], 5),
-        t("logits_sampling.table.status"): status,
-    })
-    with st.expander(t("logits_sampling.table.title"), expanded=False):
-        st.dataframe(table, hide_index=True, width="stretch", key="logits_sampling_table")
-        st.caption(t("logits_sampling.table.caption"))
+    _draws_section(page, steps, final_order)
 
 
 # --- 3. seeded draws -------------------------------------------------------------------------------
 
 
-def _draws_section(page: Page, final: np.ndarray, final_order: np.ndarray) -> None:
-    """N seeded draws from the knobs' distribution, drawn against what it expects."""
-    tokenizer = page.loaded.tokenizer
+def _draws_section(page: Page, steps: SamplingSteps, final_order: np.ndarray) -> None:
+    """N seeded draws from the committed knobs' distribution (``core.engine.sampling.sample``),
+    drawn against what it expects; the caption says which knob values they used."""
+    tokenizer, final = page.loaded.tokenizer, steps.final_probs
     st.header(t("logits_sampling.head.samples"))
     n_samples = st.slider(t("logits_sampling.n_samples"), min_value=1, max_value=MAX_SAMPLES, step=1,
                           **state.bind("logits_sampling_n_samples"))
@@ -287,6 +195,8 @@ def _draws_section(page: Page, final: np.ndarray, final_order: np.ndarray) -> No
     most = int(np.argmax(counts))
     st.caption(t("logits_sampling.hist.caption", n=n_samples, seed=page.seed, token=escape_markdown(token_labels(tokenizer, [most])[0]),
                  count=int(counts[most]), distinct=int((counts > 0).sum())))
+    st.caption(t("logits_sampling.draw.used", t=f"{steps.temperature:.2f}",
+                 k=steps.top_k if steps.top_k else t("logits_sampling.off"), p=f"{steps.top_p:.2f}"))
 
 
 def _histogram_bars(tokenizer: Any, final: np.ndarray, final_order: np.ndarray, counts: np.ndarray,

@@ -1,8 +1,10 @@
 // Build the app's components, each one ES module with no CDN: the Overview's journey picture
 // (src/index.ts -> build/journey.js, src/journey.css -> build/journey.css), the 3-D point
-// space (src/space3d.ts -> build/space3d.js, src/space3d.css -> build/space3d.css) and the
-// lesson knobs answered in the browser (src/positional_view.ts, src/attention_view.ts, both
-// with src/lessons.css and the shared modules in src/lessons/); then
+// space (src/space3d.ts -> build/space3d.js, src/space3d.css -> build/space3d.css), the
+// sampling knobs of the Logits and Generation pages (src/sampling_lab.ts -> build/sampling_lab.js,
+// bundling knob_state.ts, the browser knobs' shared state) and the lesson knobs of the
+// Positional-encoding and Self-attention pages (src/positional_view.ts, src/attention_view.ts,
+// both with src/lessons.css, the shared modules in src/lessons/ and knob_state.ts); then
 // build/SOURCE_HASH: the sha256 of the sources (see sourceHash below;
 // tests/unit/test_component_bundles.py recomputes it and fails when a committed bundle was
 // built from other sources). Run: npm ci && npm run build
@@ -44,6 +46,7 @@ mkdirSync(out, { recursive: true });
 const ENTRIES = [
   { name: "journey", entry: "index.ts", css: "journey.css", what: "the journey component" },
   { name: "space3d", entry: "space3d.ts", css: "space3d.css", what: "the 3-D point space" },
+  { name: "sampling_lab", entry: "sampling_lab.ts", css: "sampling_lab.css", what: "the sampling knobs" },
   { name: "positional", entry: "positional_view.ts", css: "lessons.css", what: "the positional-encoding knobs" },
   { name: "attention", entry: "attention_view.ts", css: "lessons.css", what: "the self-attention knobs" },
 ];

@@ -19,6 +19,7 @@ export interface Knobs {
 
 export interface Distribution {
   tempered: number[]; // after temperature, before any cut (over the whole vocabulary)
+  afterK: number[]; // tempered, top-k's survivors renormalised (core's after_top_k_probs)
   final: number[]; // after the cuts, renormalised
   kept: boolean[];
   cutBy: ("k" | "p" | null)[];
@@ -27,7 +28,7 @@ export interface Distribution {
 export function distribution(values: number[], tail: [number, number][], knobs: Knobs): Distribution {
   const n = values.length;
   const tempered = new Array<number>(n).fill(0);
-  if (n === 0) return { tempered, final: [], kept: [], cutBy: [] };
+  if (n === 0) return { tempered, afterK: [], final: [], kept: [], cutBy: [] };
   const max = values[0];
   let tailWeight = 0;
   if (knobs.temperature <= 0) {
@@ -52,6 +53,7 @@ export function distribution(values: number[], tail: [number, number][], knobs: 
   for (let i = 0; i < n; i++) if (!cutBy[i]) massK += tempered[i];
   const tailAfterK = tailCutByK ? 0 : tailWeight;
   massK += tailAfterK;
+  const afterK = tempered.map((p, i) => (cutBy[i] ? 0 : p / massK));
   let tailKept = tailAfterK > 0;
   if (knobs.topP < 1) {
     let before = 0;
@@ -67,7 +69,7 @@ export function distribution(values: number[], tail: [number, number][], knobs: 
   for (let i = 0; i < n; i++) if (!cutBy[i]) kept += tempered[i];
   if (tailKept) kept += tailAfterK;
   const final = tempered.map((p, i) => (cutBy[i] ? 0 : p / kept));
-  return { tempered, final, kept: cutBy.map((c) => c === null), cutBy };
+  return { tempered, afterK, final, kept: cutBy.map((c) => c === null), cutBy };
 }
 
 // A small seeded generator (mulberry32): the same seed, prompt and knobs draw the same token.
@@ -91,4 +93,35 @@ export function draw(final: number[], pool: number, u: number): number {
   }
   for (let i = m - 1; i >= 0; i--) if (final[i] > 0) return i;
   return 0;
+}
+
+// Shannon entropy in bits, as core.engine.sampling.entropy_bits (zeros skipped).
+export function entropyBits(probs: ArrayLike<number>): number {
+  let h = 0;
+  for (let i = 0; i < probs.length; i++) if (probs[i] > 0) h -= probs[i] * Math.log2(probs[i]);
+  return h + 0; // -0 -> 0
+}
+
+// The whole vocabulary's logits, ranked as core ranks them: best first, lower id first among
+// equals. `order[r]` is the token id at rank r, `values[r]` its logit, `rankOf[id]` its rank.
+export interface Ranked { order: Int32Array; values: number[]; rankOf: Int32Array }
+
+export function rankLogits(logits: ArrayLike<number>): Ranked {
+  const n = logits.length;
+  const ids = Array.from({ length: n }, (_, i) => i);
+  ids.sort((a, b) => logits[b] - logits[a] || a - b);
+  const order = Int32Array.from(ids);
+  const rankOf = new Int32Array(n);
+  order.forEach((id, r) => (rankOf[id] = r));
+  return { order, values: ids.map((id) => logits[id]), rankOf };
+}
+
+// Logits sent by Python as base64 little-endian float32 (ui/components/sampling_lab.py): the
+// exact float32 values the model produced, widened to float64 as core does.
+export function decodeLogits(base64: string): Float64Array {
+  const bytes = Uint8Array.from(atob(base64), (c) => c.charCodeAt(0));
+  const view = new DataView(bytes.buffer);
+  const out = new Float64Array(bytes.length / 4);
+  for (let i = 0; i < out.length; i++) out[i] = view.getFloat32(4 * i, true);
+  return out;
 }

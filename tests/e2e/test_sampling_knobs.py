@@ -1,0 +1,214 @@
+"""In real Chromium: the sampling knobs answer in the browser (ui/components/sampling_lab).
+
+* the numbers drawn equal core.engine.sampling's on random knob settings (whole vocabulary);
+* moving a knob by mouse, touch-like pointer or keyboard sends no websocket frame;
+* the values survive a page change (Logits -> Generation -> Logits), are in the address bar
+  (so "Link to this view" carries them) and come back from that link in a new session;
+* Generation's Next token uses the values shown (the trigger carries them).
+"""
+
+from __future__ import annotations
+
+import base64
+from urllib.parse import parse_qs, quote, urlparse
+
+import numpy as np
+from playwright.sync_api import Browser, Page, expect
+
+import core
+from core.engine.sampling import sampling_steps
+from tests.e2e.helpers import assert_no_error, wait_for_app
+
+PROMPT = "The capital of France is"
+LOGITS_LAB = ".st-key-logits_sampling_knobs .sl"  # Playwright's CSS reaches into the shadow root
+GEN_LAB = ".st-key-generation_knobs .sl"
+
+
+def _count_frames(page: Page) -> list[int]:
+    """Messages the browser sends to the server (each rerun request is one)."""
+    sent = [0]
+    page.on("websocket", lambda ws: ws.on("framesent", lambda _frame: sent.__setitem__(0, sent[0] + 1)))
+    return sent
+
+
+def _wait_phone(page: Page) -> None:
+    """Like helpers.wait_for_app, but a phone's sidebar is collapsed (attached, not visible)."""
+    page.wait_for_selector('[data-testid="stSidebar"]', state="attached", timeout=60_000)
+    page.wait_for_selector('[data-testid="stMain"]', timeout=60_000)
+    page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=60_000)
+    page.wait_for_timeout(300)
+
+
+def _open(page: Page, url: str, lab: str = LOGITS_LAB, phone: bool = False) -> None:
+    page.goto(url)
+    if phone:
+        _wait_phone(page)
+    else:
+        wait_for_app(page)
+    expect(page.locator(lab)).to_be_visible(timeout=60_000)
+    page.locator(lab).scroll_into_view_if_needed()
+    assert_no_error(page)
+
+
+def _set(page: Page, lab: str, knob: str, value: str) -> None:
+    """Set a knob's input as a student's move does (an input event), without the server."""
+    page.locator(f"{lab} .knob[data-knob='{knob}'] input").evaluate(
+        "(input, v) => { input.value = v; input.dispatchEvent(new Event('input', { bubbles: true })); }", value)
+
+
+def _shown(page: Page, lab: str = LOGITS_LAB) -> dict:
+    """What the component drew: each bar's token id and probabilities, metrics, statuses."""
+    return page.locator(lab).evaluate("""root => ({
+        knobs: JSON.parse(root.dataset.knobs),
+        ids: [...root.querySelectorAll('.sl-row[data-id]')].map(r => Number(r.dataset.id)),
+        before: [...root.querySelectorAll('.sl-row[data-id]')].map(r => Number(r.dataset.before)),
+        after: [...root.querySelectorAll('.sl-row[data-id]')].map(r => Number(r.dataset.after)),
+        status: [...root.querySelectorAll('.sl-row[data-id] .sl-status')].map(s => s.textContent),
+        candidates: Number(root.querySelector('.sl-metrics')?.dataset.candidates ?? -1),
+        entropy: Number(root.querySelector('.sl-metrics')?.dataset.entropy ?? -1),
+        note: root.querySelector('.sl-note')?.textContent ?? '',
+        title: root.querySelector('.sl-title')?.textContent ?? '',
+    })""")
+
+
+def _logits(page: Page, lab: str = LOGITS_LAB) -> np.ndarray:
+    """The logits the component computes on (float32 as the model wrote them: tests/app checks
+    they are the page's, bit for bit), widened to float64 as core does."""
+    sent = page.locator(lab).evaluate("root => root.tjLogits")
+    return np.frombuffer(base64.b64decode(sent), dtype="<f4").astype(np.float64)
+
+
+def _status(steps, token: int, temperature: float) -> str:
+    """The page's status words for a token (as ui/sections/logits_sampling.py said them)."""
+    if steps.cut_by_top_k[token]:
+        return "cut by top-k"
+    if temperature == 0 and steps.final_probs[token] == 0:
+        return "not the top token (T = 0)"
+    return "cut by top-p" if steps.cut_by_top_p[token] else "kept"
+
+
+def test_browser_numbers_equal_core_on_random_settings(page: Page, app_url: str) -> None:
+    sent = _count_frames(page)
+    _open(page, f"{app_url}/logits_sampling?prompt={quote(PROMPT)}")
+    page.wait_for_timeout(1000)
+    frames = sent[0]
+    logits = _logits(page)
+    reference = core.load_builtin("classic")
+    model_logits = reference.model.logits(reference.tokenizer.encode(PROMPT))[-1]
+    np.testing.assert_allclose(logits, model_logits, rtol=1e-4, atol=1e-4)  # this prompt's, from the live model
+    rng = np.random.default_rng(43)
+    cases = [(0.0, 0, 1.0), (1.0, 1, 1.0), (0.0, 3, 0.5), (2.5, 0, 0.5), (1.0, logits.size, 0.05)]
+    cases += [(round(0.05 * int(rng.integers(0, 61)), 2), int(rng.choice([0, rng.integers(1, 60), rng.integers(1, logits.size + 1)])),
+               round(0.05 * int(rng.integers(1, 21)), 2)) for _ in range(25)]
+    for temperature, top_k, top_p in cases:
+        _set(page, LOGITS_LAB, "temperature", str(temperature))
+        _set(page, LOGITS_LAB, "top_k", str(top_k))
+        _set(page, LOGITS_LAB, "top_p", str(top_p))
+        shown = _shown(page)
+        assert shown["knobs"] == {"temperature": temperature, "topK": top_k, "topP": top_p}
+        steps = sampling_steps(logits, temperature, top_k or None, top_p)
+        case = (temperature, top_k, top_p)
+        np.testing.assert_allclose(shown["after"], steps.final_probs[shown["ids"]], rtol=1e-9, atol=1e-12, err_msg=str(case))
+        np.testing.assert_allclose(shown["before"], steps.original_probs[shown["ids"]], rtol=1e-9, atol=1e-12)
+        assert shown["candidates"] == steps.n_candidates, case
+        assert abs(shown["entropy"] - steps.entropy_final_bits) < 1e-9, case
+        assert shown["status"] == [_status(steps, i, temperature) for i in shown["ids"]], case
+        top_k_text = str(top_k) if top_k else "off"
+        assert f"T = {temperature:.2f}, top-k = {top_k_text}, top-p = {top_p:.2f}" in shown["title"], shown["title"]
+        assert ("greedy decoding" in shown["note"]) == (temperature == 0), case
+    page.wait_for_timeout(1000)
+    assert sent[0] == frames, "moving the knobs sent a message to the server"
+    assert_no_error(page)
+
+
+def test_mouse_and_keyboard_moves_send_no_frame(page: Page, app_url: str) -> None:
+    sent = _count_frames(page)
+    _open(page, f"{app_url}/logits_sampling")
+    page.wait_for_timeout(1000)
+    frames = sent[0]
+    start = _shown(page)
+    # Mouse: press on the temperature track a quarter of the way along (T = 0.75).
+    slider = page.locator(f"{LOGITS_LAB} .knob[data-knob='temperature'] input")
+    box = slider.bounding_box()
+    assert box
+    page.mouse.click(box["x"] + box["width"] * 0.25, box["y"] + box["height"] / 2)
+    moved = _shown(page)
+    assert moved["knobs"]["temperature"] < 1 and moved["after"] != start["after"]
+    # Keyboard: arrow keys on the focused sliders and the top-k box.
+    slider.focus()
+    for _ in range(3):
+        page.keyboard.press("ArrowRight")
+    assert _shown(page)["knobs"]["temperature"] == round(moved["knobs"]["temperature"] + 0.15, 2)
+    top_p = page.locator(f"{LOGITS_LAB} .knob[data-knob='top_p'] input")
+    top_p.focus()
+    page.keyboard.press("ArrowLeft")
+    page.keyboard.press("ArrowLeft")
+    expect(top_p).to_have_attribute("aria-valuetext", "0.90")
+    top_k = page.locator(f"{LOGITS_LAB} .knob[data-knob='top_k'] input")
+    top_k.focus()
+    page.keyboard.press("ArrowUp")
+    page.keyboard.press("ArrowUp")
+    after = _shown(page)
+    assert after["knobs"]["topK"] == 2 and after["knobs"]["topP"] == 0.9
+    assert after["status"][2:] == ["cut by top-k"] * (len(after["ids"]) - 2)
+    # Labels: each input is named by its label (a screen reader says "Temperature T, slider").
+    expect(page.get_by_label("Temperature T")).to_have_count(1)
+    page.wait_for_timeout(1000)
+    assert sent[0] == frames, "moving the knobs sent a message to the server"
+    assert_no_error(page)
+
+
+def _query(page: Page) -> dict[str, str]:
+    return {k: v[0] for k, v in parse_qs(urlparse(page.url).query).items()}
+
+
+def test_values_survive_a_page_change_and_come_back_from_a_link(page: Page, app_url: str, browser: Browser) -> None:
+    _open(page, f"{app_url}/logits_sampling")
+    _set(page, LOGITS_LAB, "temperature", "0.5")
+    _set(page, LOGITS_LAB, "top_p", "0.8")
+    assert _query(page).get("sampling_temperature") == "0.5" and _query(page).get("sampling_top_p") == "0.8"
+    # To Generation in this session (the sidebar's link): its preview starts from the moved values.
+    page.locator('[data-testid="stSidebar"]').get_by_role("link", name="Generation").first.click()
+    wait_for_app(page)
+    expect(page.locator(GEN_LAB)).to_be_visible(timeout=60_000)
+    assert _shown(page, GEN_LAB)["knobs"] == {"temperature": 0.5, "topK": 0, "topP": 0.8}
+    assert _query(page).get("sampling_temperature") == "0.5"  # merged again after Streamlit's own URL
+    # Next token carries them: the server commits them (the stale hint goes away after the run).
+    page.locator(f"{GEN_LAB} button[data-action='next']").click()
+    wait_for_app(page)
+    expect(page.get_by_text("(1 tokens generated)", exact=False)).to_be_visible()
+    expect(page.locator(f"{GEN_LAB} .sl-stale")).to_have_text("")
+    # Back to Logits: the same values; Draw says it used them.
+    page.locator('[data-testid="stSidebar"]').get_by_role("link", name="Logits").first.click()
+    wait_for_app(page)
+    expect(page.locator(LOGITS_LAB)).to_be_visible(timeout=60_000)
+    assert _shown(page)["knobs"] == {"temperature": 0.5, "topK": 0, "topP": 0.8}
+    _set(page, LOGITS_LAB, "top_k", "7")  # moved, not sent: still in the link
+    expect(page.locator(f"{LOGITS_LAB} .sl-stale")).not_to_have_text("")
+    link = page.url
+    assert _query(page).get("sampling_top_k") == "7"
+    page.locator(f"{LOGITS_LAB} button[data-action='draw']").click()
+    wait_for_app(page)
+    expect(page.get_by_text("These draws used T = 0.50, top-k = 7, top-p = 0.80.")).to_be_visible()
+    # The link in a new browser (new session, empty sessionStorage) opens the same knobs.
+    other = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True)
+    try:
+        phone = other.new_page()
+        _open(phone, link, phone=True)
+        assert _shown(phone)["knobs"] == {"temperature": 0.5, "topK": 7, "topP": 0.8}
+        # Touch: a tap on the top-p track moves it, still without a server message.
+        sent = _count_frames(phone)
+        phone.wait_for_timeout(500)
+        frames = sent[0]
+        track = phone.locator(f"{LOGITS_LAB} .knob[data-knob='top_p'] input")
+        track.scroll_into_view_if_needed()
+        phone.wait_for_timeout(300)
+        box = track.bounding_box()
+        assert box
+        phone.touchscreen.tap(box["x"] + box["width"] * 0.05, box["y"] + box["height"] / 2)
+        assert _shown(phone)["knobs"]["topP"] < 0.8
+        phone.wait_for_timeout(800)
+        assert sent[0] == frames
+        assert_no_error(phone)
+    finally:
+        other.close()

@@ -1,0 +1,148 @@
+"""The sampling knobs in the browser: temperature, top-k and top-p over one position's logits.
+
+A Streamlit components-v2 component (``frontend/src/sampling_lab.ts``, bundled, no CDN). Python
+sends the position's logits once (the exact float32 values, base64) with the tokens to show and
+the page's words; the browser ranks them as core does and recomputes ``core.engine.sampling``'s
+steps on every move (``sampling.ts``), sending nothing. Buttons for server actions (Draw, Next
+token, Run, Reset) send ``{"kind": ..., "knobs": {...}}``; a callback checks the kind against the
+buttons drawn and commits the knob values (``ui.components.knobs``) before the run, and ``take``
+hands the page the accepted action.
+Used by the Logits page and Generation's preview.
+"""
+
+from __future__ import annotations
+
+import base64
+from functools import partial
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import streamlit as st
+
+from ui import state
+from ui.components import knobs
+from ui.components.knobs import Knob
+from ui.i18n import t
+from ui.presenter import presenter_on
+
+BUILD = Path(__file__).resolve().parents[1] / "frontend" / "build"
+COMPONENT_NAME = "token_journey.sampling_lab"
+PARTS = ("note", "metrics", "chart", "cuts", "table")
+
+_mount = st.components.v2.component(
+    COMPONENT_NAME,
+    js=(BUILD / "sampling_lab.js").read_text(encoding="utf-8"),
+    css=(BUILD / "sampling_lab.css").read_text(encoding="utf-8"),
+    isolate_styles=True,
+)
+
+# Browser label -> i18n key (shared by both pages; a page may replace some, e.g. its knob labels).
+LABELS: dict[str, str] = {
+    "temperature": "logits_sampling.temperature", "temperature_help": "logits_sampling.temperature.help",
+    "top_k": "logits_sampling.top_k", "top_p": "logits_sampling.top_p", "top_p_help": "logits_sampling.top_p.help",
+    "off": "logits_sampling.off", "greedy": "logits_sampling.greedy", "sharper": "logits_sampling.temp.sharper",
+    "flatter": "logits_sampling.temp.flatter", "final_top": "logits_sampling.metric.final_top",
+    "final_top_prob": "logits_sampling.metric.final_top_prob", "candidates": "logits_sampling.metric.candidates",
+    "candidates_help": "logits_sampling.metric.candidates.help", "entropy_final": "logits_sampling.metric.entropy_final",
+    "status_kept": "logits_sampling.status.kept", "status_top_k": "logits_sampling.status.top_k",
+    "status_top_p": "logits_sampling.status.top_p", "status_greedy": "logits_sampling.status.greedy",
+    "compare_title": "logits_sampling.chart.compare.title", "series": "logits_sampling.legend.series",
+    "original": "logits_sampling.legend.original", "after": "logits_sampling.legend.after",
+    "status": "logits_sampling.legend.status", "axis_token": "logits_sampling.axis.token",
+    "axis_prob": "logits_sampling.axis.prob", "cut_top_k": "logits_sampling.cut.top_k",
+    "cut_top_k_off": "logits_sampling.cut.top_k_off", "cut_top_p": "logits_sampling.cut.top_p",
+    "cut_top_p_off": "logits_sampling.cut.top_p_off", "table_title": "logits_sampling.table.title",
+    "table_token": "logits_sampling.table.token", "table_id": "logits_sampling.table.id",
+    "table_logit": "logits_sampling.table.logit", "table_original": "logits_sampling.table.original",
+    "table_tempered": "logits_sampling.table.tempered", "table_after_k": "logits_sampling.table.after_k",
+    "table_final": "logits_sampling.table.final", "table_status": "logits_sampling.table.status",
+    "table_caption": "logits_sampling.table.caption",
+}
+
+
+def sampling_knobs(vocab_size: int) -> tuple[Knob, ...]:
+    """The shared sampling knobs with the ranges the pages offer (top-k up to the vocabulary)."""
+    return (
+        Knob("sampling_temperature", 0.0, 3.0),
+        Knob("sampling_top_k", 0, vocab_size),
+        Knob("sampling_top_p", 0.05, 1.0),
+    )
+
+
+@dataclass(frozen=True)
+class Button:
+    """A server action: ``kind`` comes back with the knobs when it is pressed."""
+
+    kind: str
+    label: str
+    primary: bool = False
+    disabled: bool = False
+
+
+def encode_logits(logits: np.ndarray) -> str:
+    """One position's logits as base64 little-endian float32: the model's exact values, ~4 bytes
+    a token (the browser widens them to float64, as core does)."""
+    return base64.b64encode(np.ascontiguousarray(logits, dtype="<f4").tobytes()).decode("ascii")
+
+
+def labels(overrides: Mapping[str, str] | None = None, **filled: str) -> dict[str, str]:
+    """The component's words in the session's language: templates stay raw (the browser fills
+    {t}, {k}, ...); ``filled`` gives labels already filled in; ``overrides`` maps a label to another key."""
+    keys = {**LABELS, **(overrides or {})}
+    return {**{name: t(key) for name, key in keys.items()}, **filled}
+
+
+def take(key: str) -> dict[str, Any] | None:
+    """The press of a button of the component ``key`` since the last run, already accepted and
+    its knob values committed (``{"kind", "knobs"}``), or None. Call it before drawing what the
+    action changes; the press is taken in the component's ``on_action_change`` callback, which
+    Streamlit runs before the script, so the whole run sees the committed knobs."""
+    pending = st.session_state.pop(_PENDING + key, None)
+    state.show_notes()  # a knob value the callback rejected: the translated note, now in the run
+    return pending
+
+
+def lab(*, key: str, logits: np.ndarray, shown_ids: Sequence[int], shown_labels: Sequence[str], top_label: str,
+        words: Mapping[str, str], vocab_size: int, buttons: Sequence[Button] = (),
+        parts: Sequence[str] = PARTS) -> None:
+    """Draw the knobs over ``logits`` (one position, the whole vocabulary) with ``parts`` and the
+    ``buttons`` (server actions: ``take(key)`` returns a press in the next run)."""
+    st.session_state[_ALLOWED + key] = [b.kind for b in buttons if not b.disabled]
+    data = {
+        "knobs": knobs.specs(sampling_knobs(vocab_size)),
+        "logits": encode_logits(logits),
+        "shown": {"ids": [int(i) for i in shown_ids], "labels": [str(s) for s in shown_labels]},
+        "top_label": str(top_label),
+        "labels": dict(words),
+        "actions": [{"kind": b.kind, "label": b.label, "primary": b.primary, "disabled": b.disabled} for b in buttons],
+        "parts": [p for p in parts if p in PARTS],
+        "presenter": presenter_on(),
+    }
+    _mount(key=key, data=data, on_action_change=partial(_on_action, key, vocab_size), width="stretch", height="content")
+    state.show_notes()  # a crafted durable value ``knobs.specs`` just reset: said now
+
+
+_ALLOWED = "_sampling_lab_allowed."  # + key: the enabled buttons' kinds drawn last run
+_PENDING = "_sampling_lab_pending."  # + key: an accepted press, for this run to act on
+
+
+def _on_action(key: str, vocab_size: int) -> None:
+    value = st.session_state.get(key)
+    action = value.get("action") if isinstance(value, dict) else None
+    accepted = accept(action, st.session_state.get(_ALLOWED + key, ()), sampling_knobs(vocab_size))
+    if accepted is not None:
+        st.session_state[_PENDING + key] = accepted
+
+
+def accept(action: Any, allowed: Sequence[str], sampling: Sequence[Knob]) -> dict[str, Any] | None:
+    """``action`` if it names an enabled button drawn last run (its knobs committed), else None:
+    a tampered client can send anything."""
+    if not isinstance(action, dict):
+        return None
+    kind = action.get("kind")
+    if not isinstance(kind, str) or kind not in allowed:
+        return None
+    return {"kind": kind, "knobs": knobs.commit(action.get("knobs"), sampling)}
