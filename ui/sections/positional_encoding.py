@@ -111,7 +111,9 @@ def sinusoidal_knobs() -> dict[str, object]:
 
 
 def _sin_view(view: str, mapping: dict[str, str]) -> None:
-    lessons.positional({"view": view, "knobs": sinusoidal_knobs(), "limits": sinusoidal_limits(),
+    knobs = sinusoidal_knobs()
+    defaults = {"pe_pairs": default_pairs(int(knobs["pe_d_model"]) // 2)}
+    lessons.positional({"view": view, "knobs": lessons.knob_specs(knobs, defaults), "limits": sinusoidal_limits(),
                         "labels": lessons.labels(mapping)}, key=f"pe_{view}")
 
 
@@ -271,7 +273,8 @@ def rope_demo(page: Page, theta: np.ndarray) -> None:
         q_vec, k_vec = positional.demo_query_key(cfg.d_head, seed=page.seed)
         qk = {"0,0": {"q": q_vec.tolist(), "k": k_vec.tolist(), "diff": None}}
     lessons.positional({
-        "view": "rope", "knobs": knobs, "theta": theta.tolist(), "n_ctx": cfg.n_ctx, "qk": qk, "layers": layers,
+        "view": "rope", "knobs": lessons.knob_specs(knobs, {"pe_rope_pairs": rope_default_pairs(theta.size)}),
+        "theta": theta.tolist(), "n_ctx": cfg.n_ctx, "qk": qk, "layers": layers,
         "heads": heads, "query_label": labels[-1], "key_label": labels[0], "seed": page.seed,
         "query_positions": list(OFFSET_QUERY_POSITIONS), "max_pairs": MAX_PAIRS_DRAWN, "max_offset": 40,
         "labels": lessons.labels(ROPE_LABELS),

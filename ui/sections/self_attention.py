@@ -272,8 +272,8 @@ def steps_data(steps: am.AttentionSteps, tokens: list[str], source: str) -> dict
     """What the browser needs for steps 3-6 and the hand calculation, sent once per input."""
     return {
         "view": "steps",
-        "knobs": {"sa_scale": state.get("sa_scale"), "sa_mask": state.get("sa_mask"),
-                  "sa_query": fitted(state.get("sa_query"), range(len(tokens)), 0)},
+        "knobs": lessons.knob_specs({"sa_scale": state.get("sa_scale"), "sa_mask": state.get("sa_mask"),
+                                     "sa_query": fitted(state.get("sa_query"), range(len(tokens)), 0)}),
         "tokens": tokens, "q": steps.q.tolist(), "k": steps.k.tolist(), "v": steps.v.tolist(),
         "scores": steps.scores.tolist(), "words": raw_toy_words(), "seeds_source": source == "seeds",
         "labels": lessons.labels(STEPS_LABELS),
@@ -317,7 +317,7 @@ def softmax_lab() -> None:
               "scores": ", ".join(num(s) for s in scores)} for name, scores, _ in am.SEED_SOFTMAX_CASES]
     knobs = {name: state.get(name) for name in ("sa_lab_case", "sa_lab_scores")}
     state.show_notes()
-    lessons.attention({"view": "lab", "knobs": knobs,
+    lessons.attention({"view": "lab", "knobs": lessons.knob_specs(knobs),
                        "cases": cases, "labels": lessons.labels(LAB_LABELS)}, key="sa_lab")
     _lab_cases()
 
@@ -420,7 +420,7 @@ def multi_head(seed: int) -> None:
              "sa_mh_scale": state.get("sa_mh_scale"), "sa_mh_mask": state.get("sa_mh_mask")}
     state.show_notes()  # a crafted value fell back: say so in the page's language
     lessons.attention({
-        "view": "mh", "knobs": knobs, "x": x.tolist(), "w_o": am.random_w_o(x.shape[1], seed).tolist(),
+        "view": "mh", "knobs": lessons.knob_specs(knobs, {"sa_mh_heads": default}), "x": x.tolist(), "w_o": am.random_w_o(x.shape[1], seed).tolist(),
         "counts": counts, "tokens": tokens, "words": dict(zip("abc", tokens)), "labels": lessons.labels(MH_LABELS),
     }, key="sa_mh")
 

@@ -8,10 +8,13 @@ redraws there with zero websocket messages. The browser code is
 ``src/lessons/`` (the same steps as ``core.lessons.positional`` and
 ``core.lessons.attention_math``; the e2e tests compare them on random cases).
 
-What Python sends: the numbers the knobs do not change (Q, K, V, Q·Kᵀ), the knobs' durable
-values (``ui.state``, each checked there; the browser checks them again), their limits, and
-every label already translated. These components send nothing back, so no value from the
-browser is read here; the durable value reaches the server through the link (``ui.state``).
+What Python sends: the numbers the knobs do not change (Q, K, V, Q·Kᵀ), the knobs
+(``knob_specs``: the browser knobs' shared contract, ``ui/components/knobs.py`` and
+``frontend/src/knob_state.ts``, with a kind so that flags, lists and texts travel too), their
+limits, and every label already translated. A moved knob stays in the browser (sessionStorage
+and the address bar: it survives a page change and the link carries it; a fresh load of the link
+is read by ``ui.state.read_url``, checked, and comes back here). These components send nothing
+back, so no value from the browser is read here.
 """
 
 from __future__ import annotations
@@ -22,7 +25,8 @@ from typing import Any
 
 import streamlit as st
 
-from ui.i18n import t
+from ui import state
+from ui.i18n import current_language, t
 from ui.presenter import presenter_on
 
 BUILD = Path(__file__).resolve().parents[1] / "frontend" / "build"
@@ -44,6 +48,30 @@ _attention = st.components.v2.component(ATTENTION, js=_read("attention.js"), css
 def labels(mapping: Mapping[str, str]) -> dict[str, str]:
     """{short name: translated text}; templates keep their {placeholders}: filled in the browser."""
     return {short: t(key) for short, key in mapping.items()}
+
+
+def _encoded(value: Any, default: Any) -> tuple[str, Any]:
+    """(kind, the value as the browser's knob state keeps it: a number or its link text)."""
+    if isinstance(value, bool):
+        return "flag", int(value)
+    if isinstance(value, int):
+        return "int", value
+    if value is None or isinstance(value, (list, tuple)):
+        return "list", ",".join(str(i) for i in (default if value is None else value))
+    return "text", str(value)
+
+
+def knob_specs(values: Mapping[str, Any], defaults: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+    """Each knob as the browser's ``KnobSpec`` (name, the durable value the page read and checked,
+    the default that stays out of the link) plus its kind. ``defaults``: a page's own default
+    (the pairs drawn depend on the width); a list value None means "the default"."""
+    lang = current_language()
+    out = []
+    for name, value in values.items():
+        default = (defaults or {}).get(name, state.SPECS[name].default_for(lang))
+        kind, encoded = _encoded(value, default)
+        out.append({"name": name, "kind": kind, "value": encoded, "default": _encoded(default, default)[1]})
+    return out
 
 
 def positional(data: dict[str, Any], *, key: str) -> None:

@@ -14,7 +14,7 @@ const PAGE = "self_attention";
 
 interface StepsData {
   view: "steps";
-  knobs: Record<string, unknown>; // sa_scale, sa_mask, sa_query (the server's durable values)
+  knobs: bus.LessonKnob[]; // sa_scale, sa_mask, sa_query (the server's durable values)
   tokens: string[];
   q: number[][];
   k: number[][];
@@ -27,14 +27,14 @@ interface StepsData {
 }
 interface LabData {
   view: "lab";
-  knobs: Record<string, unknown>; // sa_lab_case, sa_lab_scores
+  knobs: bus.LessonKnob[]; // sa_lab_case, sa_lab_scores
   cases: { name: string; label: string; scores: string }[];
   labels: Record<string, string>;
   presenter: boolean;
 }
 interface MhData {
   view: "mh";
-  knobs: Record<string, unknown>; // sa_mh_heads, sa_mh_scale, sa_mh_mask
+  knobs: bus.LessonKnob[]; // sa_mh_heads, sa_mh_scale, sa_mh_mask
   x: number[][];
   w_o: number[][];
   counts: number[]; // head counts that split d evenly

@@ -26,7 +26,7 @@ interface Limits {
 }
 interface SinData {
   view: "table" | "vector" | "relative";
-  knobs: Record<string, unknown>; // the server's durable values (pe_d_model, …)
+  knobs: bus.LessonKnob[]; // the server's durable values (pe_d_model, …)
   limits: Limits;
   labels: Record<string, string>;
   presenter: boolean;

@@ -18,7 +18,7 @@ const PANEL_PX = 210;
 
 export interface RopeData {
   view: "rope";
-  knobs: Record<string, unknown>; // pe_rope_layer, pe_rope_head, pe_rope_m, pe_rope_n, pe_rope_pairs
+  knobs: bus.LessonKnob[]; // pe_rope_layer, pe_rope_head, pe_rope_m, pe_rope_n, pe_rope_pairs
   theta: number[];
   n_ctx: number;
   // "layer,head" -> q and k before rotation (and how far our rotation is from the model's own);
