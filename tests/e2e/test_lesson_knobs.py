@@ -352,3 +352,55 @@ def test_multi_head_knobs_match_core_and_send_nothing(page: Page, app_url: str) 
     page.wait_for_timeout(1500)
     assert sent[0] == before, "the multi-head knobs sent a message to the server"
     assert_no_error(page)
+
+
+# --- durable: a page change and a link ---------------------------------------------------------
+
+
+def go(page: Page, page_id: str) -> None:
+    """Another page of the app in the same session, through the sidebar's link."""
+    page.locator('[data-testid="stSidebar"]').get_by_role("link", name=load_strings("en")[f"nav.{page_id}"]).first.click()
+    wait_for_app(page)
+    assert_no_error(page)
+
+
+def test_knobs_survive_a_page_change_and_come_back_from_a_link(page: Page, browser, app_url: str) -> None:
+    from urllib.parse import parse_qs, urlparse
+
+    open_page(page, f"{app_url}/positional_encoding", VECTOR)
+    slider = page.locator(f"{TABLE} [data-knob=pe_d_model] input")
+    slider.focus()
+    for _ in range(10):  # 8 → 28 by the keyboard
+        page.keyboard.press("ArrowRight")
+    set_input(page, f"{VECTOR} [data-knob=pe_position] input", 9)
+    page.locator(f"{TABLE} [data-knob=pe_pairs] input").nth(5).check()
+    check_positional(page, 28, 10000, 9, 2)
+    query = parse_qs(urlparse(page.url).query)
+    assert query["pe_d_model"] == ["28"] and query["pe_position"] == ["9"], page.url
+    assert query["pe_pairs"] == ["0,3,5,13"], page.url  # the defaults (0, 3, 13) and the ticked 5
+    assert "pe_offset" not in query  # defaults stay out of the link
+
+    go(page, "self_attention")
+    page.locator(f"{STEPS} [data-knob=sa_mask] label").click()
+    expect(page.locator(f"{STEPS} [data-knob=sa_mask] input")).to_be_checked()
+    assert parse_qs(urlparse(page.url).query)["sa_mask"] == ["1"], page.url
+
+    go(page, "positional_encoding")  # back: the browser's values, not the server's stale ones
+    expect(page.locator(f"{TABLE} [data-knob=pe_d_model] input")).to_have_value("28", timeout=30_000)
+    check_positional(page, 28, 10000, 9, 2)
+    expect(page.locator(f"{TABLE} [data-testid=pe-waves] .tl-series-legend li")).to_have_count(8)
+    link = page.url
+    go(page, "self_attention")
+    expect(page.locator(f"{STEPS} [data-knob=sa_mask] input")).to_be_checked(timeout=30_000)
+
+    fresh = browser.new_context(viewport={"width": 1440, "height": 1000})  # a new session: only the link
+    other = fresh.new_page()
+    open_page(other, link, VECTOR)
+    expect(other.locator(f"{TABLE} [data-knob=pe_d_model] input")).to_have_value("28")
+    check_positional(other, 28, 10000, 9, 2)
+    expect(other.locator(f"{TABLE} [data-testid=pe-waves] .tl-series-legend li")).to_have_count(8)
+    # A tampered link: the server falls back (with its note) and so does the browser.
+    open_page(other, link.replace("pe_d_model=28", "pe_d_model=7").replace("pe_position=9", "pe_position=x"), VECTOR)
+    expect(other.locator(f"{TABLE} [data-knob=pe_d_model] input")).to_have_value("8")
+    check_positional(other, 8, 10000, 3, 2)
+    fresh.close()
