@@ -283,13 +283,6 @@ def steps_data(steps: am.AttentionSteps, tokens: list[str], source: str) -> dict
 # --- 2. softmax lab ------------------------------------------------------------------------
 
 
-def set_lab_case() -> None:
-    case = state.get("sa_lab_case")
-    for name, scores, _ in am.SEED_SOFTMAX_CASES:
-        if name == case:
-            state.put("sa_lab_scores", ", ".join(num(s) for s in scores))
-
-
 LAB_LABELS = {
     "case": "self_attention.lab.case", "scores": "self_attention.lab.scores",
     "scores_help": "self_attention.lab.scores.help", "problem": "self_attention.problem",
@@ -310,14 +303,14 @@ def softmax_lab() -> None:
     """Softmax against plain normalising on scores the student types (in the browser: every
     keystroke recomputes there), then the seeds' cases."""
     st.markdown(t("self_attention.lab.intro"))
-    if state.durable_key("sa_lab_scores") not in st.session_state:
-        set_lab_case()
     words = raw_toy_words()
     cases = [{"name": name, "label": t(f"self_attention.lab.case.{name}", **words),
               "scores": ", ".join(num(s) for s in scores)} for name, scores, _ in am.SEED_SOFTMAX_CASES]
-    knobs = {name: state.get(name) for name in ("sa_lab_case", "sa_lab_scores")}
+    # Untouched, the lab shows the first case's scores (and the link leaves them out).
+    defaults = {"sa_lab_scores": cases[0]["scores"]}
+    knobs = {"sa_lab_case": state.get("sa_lab_case"), "sa_lab_scores": state.get("sa_lab_scores", default=defaults["sa_lab_scores"])}
     state.show_notes()
-    lessons.attention({"view": "lab", "knobs": lessons.knob_specs(knobs),
+    lessons.attention({"view": "lab", "knobs": lessons.knob_specs(knobs, defaults),
                        "cases": cases, "labels": lessons.labels(LAB_LABELS)}, key="sa_lab")
     _lab_cases()
 
