@@ -272,6 +272,21 @@ reload_seeds = set_state(  # the textbook example's numbers, as the page loads t
 reset_lab = set_state(sa_lab_scores="2, 3, 3")
 
 
+def lab_problem(code: str) -> Callable[[AppTest, str], None]:
+    """The softmax lab explains its scores in the browser (tests/e2e/test_lesson_knobs.py checks the
+    message there): the server sends the kept text as it is, and the same text is that problem."""
+
+    def check(at: AppTest, _lang: str) -> None:
+        from tests.app.lesson_components import lesson_components
+
+        text = lesson_components(at)["sa_lab"]["knobs"]["sa_lab_scores"]
+        with pytest.raises(am.InputProblem) as problem:
+            am.softmax_steps(am.parse_vector(text))
+        assert problem.value.code == code
+
+    return check
+
+
 X16 = "\n".join(" ".join(str((i + j) % 3) for j in range(16)) for i in range(3))
 W16 = "\n".join(" ".join(str((i * j) % 2) for j in range(3)) for i in range(16))
 MD_ATTACK = "![](/e.png) **bold** $x^2$ <img src=x onerror=alert(1)> [link](javascript:alert(1)) :red[x]"
@@ -348,13 +363,13 @@ CASES += [
     Case("sa-token-names-markdown", "self_attention", set_state(sa_tokens="![](/e.png) **b** $c$"), reload_seeds,
          check=no_raw_image_markdown),
     Case("sa-lab-all-masked", "self_attention", set_state(sa_lab_scores="-inf, −∞"), reset_lab,
-         message="self_attention.problem.all_masked"),
+         check=lab_problem("all_masked")),
     Case("sa-lab-empty", "self_attention", set_state(sa_lab_scores="[ ]"), reset_lab,
-         message="self_attention.problem.empty"),
+         check=lab_problem("empty")),
     Case("sa-lab-plus-inf", "self_attention", set_state(sa_lab_scores="1, inf"), reset_lab,
-         message="self_attention.problem.not_finite"),
+         check=lab_problem("not_finite")),
     Case("sa-lab-too-many", "self_attention", set_state(sa_lab_scores=", ".join(["1"] * 40)), reset_lab,
-         message="self_attention.problem.too_many"),
+         check=lab_problem("too_many")),
 ]
 
 # 4. Embeddings: the similarity lab's table, edited by a client that ignores the cell bounds.

@@ -10,9 +10,10 @@ import pytest
 from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
 from streamlit.testing.v1 import AppTest
 
+from tests.app.conftest import APP, assert_clean, chart_title
 from core.lessons import positional
-from ui.charts.heat_image import colour_positions, scheme_colours
-from tests.app.conftest import APP, assert_clean, chart_title, markdown_tables
+from tests.app.lesson_components import lesson_components
+from ui.i18n import load_strings
 
 PAGE = "positional_encoding"
 SEED_ROW = "[0.141, −0.990, 0.296, 0.955, 0.030, 1.000, 0.003, 1.000]"
@@ -27,14 +28,6 @@ def open_positional(lang: str = "en", model: str = "classic") -> AppTest:
     at.switch_page(f"pages/{PAGE}.py")
     at.run()
     return at
-
-
-def table_with(at: AppTest, column: str) -> dict[str, list[str]]:
-    """The Markdown table that has ``column``, as column -> cells (as shown)."""
-    for rows in markdown_tables(at):
-        if rows and column in rows[0]:
-            return {name: [row[name] for row in rows] for name in rows[0]}
-    raise AssertionError(f"no table with a column {column!r}")
 
 
 def heatmaps(at: AppTest) -> dict[str, pd.DataFrame]:
@@ -68,11 +61,12 @@ def heatmap_spec(at: AppTest, start: str) -> dict:
     raise AssertionError(f"no chart titled {start!r}: {list(heatmaps(at))}")
 
 
-def heatmap_by_title(at: AppTest, start: str) -> pd.DataFrame:
-    for title, cells in heatmaps(at).items():
-        if title.startswith(start):
-            return cells
-    raise AssertionError(f"no heat map titled {start!r}: {list(heatmaps(at))}")
+# Sections 1-3 are drawn in the browser (ui.components.lessons): AppTest sees the data each view
+# is sent; the numbers it draws are compared with core.lessons.positional in Chromium
+# (tests/e2e/test_positional_encoding.py), where the seeds' row and the M_k check are asserted.
+VIEWS = ("pe_table", "pe_vector", "pe_relative")
+DEFAULT_KNOBS = {"pe_d_model": 8, "pe_positions": 64, "pe_base": 10000, "pe_pairs": None, "pe_position": 3,
+                 "pe_offset": 2}
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -81,96 +75,66 @@ def test_renders_with_the_seed_row(lang: str) -> None:
     assert_clean(at)
     assert at.title[0].value == ("Positional encoding: how a model knows word order" if lang == "en"
                                  else "位置编码：模型如何知道词序")
-    row = "PE(pos = 3) with d = 8" if lang == "en" else "d = 8 时 PE(pos = 3)"
-    assert any(m.value.startswith(row) and SEED_ROW in m.value for m in at.markdown)
-    value = "value" if lang == "en" else "数值"
-    assert table_with(at, value)[value] == ["0.141", "−0.990", "0.296", "0.955", "0.030", "1.000", "0.003",
-                                                  "1.000"]
+    views = lesson_components(at)
+    assert set(VIEWS) <= set(views)
+    for key in VIEWS:
+        data = views[key]
+        assert data["view"] == key.removeprefix("pe_")
+        assert data["knobs"] == DEFAULT_KNOBS  # the seeds' d = 8, pos = 3 row
+        assert not [v for v in data["labels"].values() if "⟦" in v], key
+    row = views["pe_vector"]["labels"]["row"]
+    assert row == ("PE(pos = {pos}) with d = {d}: **{row}**" if lang == "en" else load_strings("zh")["positional_encoding.vec.row"])
 
 
 def test_chinese_page_reacts_to_its_widgets() -> None:
     at = open_positional("zh")
-    at.slider(key="pe_d_model").set_value(16).run()
-    assert_clean(at)
-    assert len(table_with(at, "公式")["公式"]) == 16
-    assert any(m.value.startswith("d = 16 时 PE(pos = 3)") for m in at.markdown)
+    labels = lesson_components(at)["pe_table"]["labels"]
+    assert labels["d_model"] == load_strings("zh")["positional_encoding.sin.d_model"]
+    assert labels["numbers"] == "显示数值"
 
 
 def test_defaults_and_widgets() -> None:
     at = open_positional()
-    assert at.slider(key="pe_d_model").value == 8
-    assert at.slider(key="pe_d_model").min == 4 and at.slider(key="pe_d_model").max == 512
-    assert at.select_slider(key="pe_base").value == 10000
-    assert at.number_input(key="pe_position").value == 3
-    assert at.number_input(key="pe_offset").value == 2
-    for key in ("pe_positions", "pe_rope_m", "pe_rope_n"):
-        at.slider(key=key)
+    limits = lesson_components(at)["pe_table"]["limits"]
+    assert limits["d_model"] == [4, 512, 2] and limits["bases"][2] == 10000
+    assert limits["position"] == [0, 100_000] and limits["offset"] == [-1000, 1000]
+    rope = lesson_components(at)["pe_rope"]
+    assert rope["knobs"] == {"pe_rope_layer": 0, "pe_rope_head": 0, "pe_rope_m": 5, "pe_rope_n": 2, "pe_rope_pairs": None}
+    for key in ("pe_d_model", "pe_positions", "pe_base", "pe_position", "pe_offset", "pe_rope_m", "pe_rope_n"):
+        assert not any(getattr(w, "key", None) == key for w in [*at.slider, *at.number_input, *at.select_slider])
 
 
-def test_changing_d_model_changes_table_and_heatmap() -> None:
+def test_a_durable_value_and_a_link_reach_the_browser() -> None:
+    """A value kept in the session (another page visit, a link read once) is what the views start from."""
     at = open_positional()
-    at.slider(key="pe_d_model").set_value(128).run()
-    assert not at.exception
-    table = table_with(at, "formula")
-    assert len(table["formula"]) == 128
-    assert table["formula"][2] == "sin(3 / 1.155)"  # 10000^(2/128)
-    image = heat_image(at, "Positional encoding: 64 positions × 128 dimensions")  # 8,192 cells: one image
-    expected = scheme_colours(colour_positions(positional.sinusoidal_table(64, 128, 10000.0), symmetric=True,
-                                               bound=1.0), "redblue")
-    assert image.shape == (64, 128, 3) and np.abs(image.astype(int) - expected).max() <= 1  # float32 rounding
-    row = next(m.value for m in at.markdown if m.value.startswith("PE(pos = 3)"))
-    assert "with d = 128" in row and SEED_ROW not in row and row.endswith(", …]**")
-
-
-def test_a_big_table_is_one_image_in_the_same_colours() -> None:
-    at = open_positional()
-    at.slider(key="pe_d_model").set_value(512).run()  # 64 × 512 cells > RECT_MAX_CELLS
+    at.session_state["kept.pe_d_model"] = 128
+    at.session_state["kept.pe_base"] = 100
+    at.session_state["kept.pe_pairs"] = [1, 5]
+    at.run()
     assert_clean(at)
-    title = "Positional encoding: 64 positions × 512 dimensions (base 10,000)"
-    assert title not in heatmaps(at)  # not one rectangle per cell
-    image = heat_image(at, title)
-    assert image.shape == (64, 512, 3)
-    # Vega's "redblue" ends and middle (reversed: +1 red, 0 pale, −1 blue): sin 0 = 0, cos 0 = 1,
-    # and sin(2·π/2 ... ) of the fastest pair at position 11 is close to −1.
-    assert tuple(image[0, 0]) == (0xF2, 0xEF, 0xEE) and tuple(image[0, 1]) == (0x8C, 0x0D, 0x25)
-    assert np.sin(11.0) < -0.99 and np.abs(image[11, 0].astype(int) - (0x13, 0x4B, 0x85)).max() <= 4
-    assert not at.get("plotly_chart")
-    at.slider(key="pe_d_model").set_value(8).run()  # and back: one rectangle per cell again
-    assert "Positional encoding: 64 positions × 8 dimensions (base 10,000)" in heatmaps(at)
+    for key in VIEWS:
+        knobs = lesson_components(at)[key]["knobs"]
+        assert (knobs["pe_d_model"], knobs["pe_base"], knobs["pe_pairs"]) == (128, 100, [1, 5])
+    link = AppTest.from_file(APP, default_timeout=120)
+    link.query_params["pe_d_model"] = "64"
+    link.query_params["pe_position"] = "17"
+    link.session_state["lang"] = "en"
+    link.run()
+    link.switch_page(f"pages/{PAGE}.py")
+    link.run()
+    knobs = lesson_components(link)["pe_vector"]["knobs"]
+    assert (knobs["pe_d_model"], knobs["pe_position"]) == (64, 17)
 
 
-def test_base_changes_the_frequencies() -> None:
+@pytest.mark.parametrize(("name", "bad"), [("pe_d_model", 7), ("pe_d_model", "x"), ("pe_base", 12345),
+                                           ("pe_position", -1), ("pe_offset", 10**9), ("pe_pairs", [1, 1])])
+def test_bad_values_fall_back_to_the_default(name: str, bad: object) -> None:
     at = open_positional()
-    at.select_slider(key="pe_base").set_value(100).run()
-    table = table_with(at, "formula")
-    assert table["formula"][::2] == ["sin(3 / 1)", "sin(3 / 3.162)", "sin(3 / 10)", "sin(3 / 31.62)"]
-
-
-def test_relative_position_check() -> None:
-    at = open_positional()
-    check = table_with(at, "M_2·PE(3)")
-    assert check["M_2·PE(3)"] == check["PE(5)"]
-    error = next(m for m in at.metric if "M_k" in m.label)
-    assert float(error.value) < 1e-12
-    matrix = heatmap_by_title(at, "M_2 (8 × 8)")
-    assert sorted(set(matrix["col"])) == [str(i) for i in range(8)]
-    # The rotation block of pair 0 for k = 2: [[cos 2, sin 2], [−sin 2, cos 2]].
-    cell = {(r, c): v for r, c, v in matrix[["row", "col", "value"]].itertuples(index=False)}
-    assert cell[("0", "0")] == pytest.approx(np.cos(2), abs=1e-6) and cell[("0", "1")] == pytest.approx(np.sin(2), abs=1e-6)
-    assert cell[("1", "0")] == pytest.approx(-np.sin(2), abs=1e-6) and cell[("2", "5")] == 0
-    assert [layer["mark"]["type"] for layer in heatmap_spec(at, "M_2 (8 × 8)")["layer"]] == ["rect", "text"]
-    # The seeds' example: from pos 5, offset 3 lands on pos 8.
-    at.number_input(key="pe_position").set_value(5).run()
-    at.number_input(key="pe_offset").set_value(3).run()
-    check = table_with(at, "M_3·PE(5)")
-    assert check["M_3·PE(5)"] == check["PE(8)"]
-
-
-def test_offset_before_the_start_is_explained() -> None:
-    at = open_positional()
-    at.number_input(key="pe_offset").set_value(-10).run()
+    at.session_state[f"kept.{name}"] = bad
+    at.run()
     assert not at.exception
-    assert any("before the first position" in w.value for w in at.warning)
+    assert lesson_components(at)["pe_table"]["knobs"][name] == DEFAULT_KNOBS[name]
+    assert at.toast, "the fallback is said in the page's language"
 
 
 def test_classic_adds_its_sinusoidal_table() -> None:
@@ -194,21 +158,23 @@ def test_modern_uses_rope_and_shows_its_frequencies() -> None:
     titles = list(heatmaps(at))
     assert "Token embeddings (what the token is)" in titles and "Positional encodings (where it is)" not in titles
     assert not at.get("plotly_chart")
-    # The page's own rotation agrees with the model's hook_rot_q.
-    caption = next(c.value for c in at.caption if "hook_rot_q" in c.value)
-    assert float(caption.rsplit(" ", 1)[-1].rstrip(".")) < 1e-4
+    # Every layer's and head's q and k are sent once; the page's own rotation agrees with the
+    # model's hook_rot_q for each of them.
+    rope = lesson_components(at)["pe_rope"]
+    assert (rope["layers"], rope["heads"]) == (4, 4) and len(rope["qk"]) == 16
+    assert all(entry["diff"] < 1e-4 for entry in rope["qk"].values())
+    assert rope["theta"] == pytest.approx(list(positional.rope_frequencies(32)), rel=1e-6)
 
 
-def test_rope_score_depends_only_on_the_offset() -> None:
+def test_rope_demo_without_rope_uses_the_seeds_random_q_and_k() -> None:
+    """The classic model: random q and k from the sidebar's seed; that q·k depends only on the
+    offset and the panels' angles are checked in Chromium (tests/e2e/test_lesson_knobs.py)."""
     at = open_positional()
-    caption = next(c.value for c in at.caption if "largest gap" in c.value)
-    spread = float(caption.split("largest gap ")[1].split(")")[0])
-    assert spread < 1e-9
-    at.slider(key="pe_rope_m").set_value(30).run()
-    at.slider(key="pe_rope_n").set_value(27).run()
-    panels = heatmap_spec(at, "Each pair of q turned by m·θ (m = 30)")
-    subtitles = [chart_title(picture) for picture in panels["concat"]]
-    assert any("(m − n)·θ = 171.9°" in title for title in subtitles), subtitles
+    rope = lesson_components(at)["pe_rope"]
+    q, k = positional.demo_query_key(32, seed=0)
+    assert rope["layers"] == 0 and rope["qk"]["0,0"]["diff"] is None
+    np.testing.assert_array_equal(rope["qk"]["0,0"]["q"], q)
+    np.testing.assert_array_equal(rope["qk"]["0,0"]["k"], k)
 
 
 def test_the_three_prompt_heatmaps_share_one_colour_scale() -> None:

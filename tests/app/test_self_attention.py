@@ -12,6 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from core.lessons import attention_math as am
 from tests.app.conftest import assert_clean, chart_title, open_page
+from tests.app.lesson_components import lesson_components
 from ui.i18n import translate
 
 PAGE = "self_attention"
@@ -36,17 +37,8 @@ def matrix_of(frame: pd.DataFrame, rows: list[str], cols: list[str]) -> np.ndarr
     return m
 
 
-def weights_chart(at: AppTest, lang: str = "en") -> np.ndarray:
-    frame = charts(at)[translate("self_attention.chart.weights", lang)]
-    return matrix_of(frame, example(lang), example(lang))
-
-
 def example(lang: str) -> list[str]:
     return list(am.SEED_TOKENS) if lang == "zh" else ["I", "love", "you"]  # the example follows the language
-
-
-def code_text(at: AppTest) -> str:
-    return "\n".join(c.value for c in at.code)
 
 
 def test_renders_in_both_languages(lang: str) -> None:
@@ -54,9 +46,14 @@ def test_renders_in_both_languages(lang: str) -> None:
     assert_clean(at)
     assert translate("self_attention.title", lang) in at.title[0].value
     assert len(at.tabs) == 4
-    for key in ("sa_source", "sa_scale", "sa_mask", "sa_query", "sa_lab_case", "sa_lab_scores", "sa_dk",
-                "sa_mh_heads", "sa_x", "sa_wq", "sa_wk", "sa_wv"):
+    for key in ("sa_source", "sa_dk", "sa_x", "sa_wq", "sa_wk", "sa_wv"):
         assert any(getattr(w, "key", None) == key for w in _widgets(at)), key
+    # ÷√dₖ, the mask, the query and the softmax lab are knobs of the browser components.
+    views = lesson_components(at)
+    assert views["sa_steps"]["knobs"] == {"sa_scale": False, "sa_mask": False, "sa_query": 0}
+    assert views["sa_lab"]["knobs"]["sa_lab_case"] == "row0"
+    for data in views.values():
+        assert not [v for v in data["labels"].values() if "⟦" in v]
 
 
 def _widgets(at: AppTest) -> list:
@@ -64,19 +61,20 @@ def _widgets(at: AppTest) -> list:
 
 
 def test_defaults_reproduce_the_seeds_row_of_wo(lang: str) -> None:
+    """The server sends the seeds' Q, K, V and scores; the browser's steps 3-6 and the hand
+    calculation on them (“Q₀ · K₀ = 1×0 + 0×1 + 2×1 = 2”, 0.155/0.422, [1.845, 6.223, 1.733]) are
+    asserted in Chromium (tests/e2e/test_attention.py)."""
     at = open_page(PAGE, lang=lang)
-    text = code_text(at)
-    assert "Q₀ · K₀ = 1×0 + 0×1 + 2×1 = 2" in text
-    assert "Q₀ · K₁ = 1×1 + 0×2 + 2×1 = 3" in text
-    assert "e^2 = 7.389" in text and "e^3 = 20.086" in text
-    assert "= 0.155" in text and text.count("= 0.422") == 2
-    assert "[1.845, 6.223, 1.733]" in text  # the seeds' [1.843, 6.218, 1.731] before rounding
-    weights = weights_chart(at, lang)
-    np.testing.assert_allclose(weights[0], [0.155, 0.422, 0.422], atol=5e-4)
+    data = lesson_components(at)["sa_steps"]
+    steps = am.attention_steps(am.SEED_X, am.SEED_W_Q, am.SEED_W_K, am.SEED_W_V, scale=False)
+    assert data["tokens"] == example(lang)
+    np.testing.assert_array_equal(data["scores"], [[2, 3, 3], [2, 4, 4], [1, 2, 3]])
+    for name in ("q", "k", "v"):
+        np.testing.assert_array_equal(data[name], getattr(steps, name))
+    assert data["seeds_source"] is True
     scores = charts(at)[translate("self_attention.chart.scores", lang)]
     np.testing.assert_array_equal(matrix_of(scores, example(lang), example(lang)),
                                   [[2, 3, 3], [2, 4, 4], [1, 2, 3]])
-    assert any("15.5%" in m.value and "42.2%" in m.value for m in at.markdown)
 
 
 def test_defaults_show_the_seeds_masked_rows_in_the_softmax_lab() -> None:
@@ -97,33 +95,28 @@ def test_defaults_show_the_seeds_masked_rows_in_the_softmax_lab() -> None:
     assert plain["[1, −2, 1]"] == translate("self_attention.lab.plain.short.division_by_zero", "en")
 
 
-def test_causal_mask_toggle_gives_the_masked_rows() -> None:
+@pytest.mark.parametrize(("name", "value"), [("sa_mask", True), ("sa_scale", True), ("sa_query", 2)])
+def test_a_durable_knob_reaches_the_browser(name: str, value: object) -> None:
+    """The toggles' and the query's kept values (a link, a page change and back) are what the
+    browser starts from; the numbers they give are checked in Chromium."""
     at = open_page(PAGE)
-    before = weights_chart(at)
-    at.toggle(key="sa_mask").set_value(True).run()
+    at.session_state[f"kept.{name}"] = value
+    at.run()
     assert_clean(at)
-    after = weights_chart(at)
-    assert not np.allclose(before, after)
-    np.testing.assert_allclose(after[0], [1, 0, 0])
-    np.testing.assert_allclose(after[1], [0.119, 0.881, 0], atol=5e-4)
-    np.testing.assert_allclose(after[2], [0.090, 0.245, 0.665], atol=5e-4)
-    masked = charts(at)[translate("self_attention.chart.masked", "en")]
-    assert (masked["shown"] == "−∞").sum() == 3  # the three cells above the diagonal
-    assert not masked.loc[masked["shown"] == "−∞", "finite"].any()  # drawn grey
+    assert lesson_components(at)["sa_steps"]["knobs"][name] == value
 
 
-def test_scale_toggle_divides_by_sqrt_dk() -> None:
+@pytest.mark.parametrize(("name", "bad"), [("sa_mask", "yes"), ("sa_scale", 2), ("sa_query", 99),
+                                           ("sa_lab_case", "nope"), ("sa_lab_scores", "x" * 301)])
+def test_bad_knob_values_fall_back(name: str, bad: object) -> None:
     at = open_page(PAGE)
-    at.toggle(key="sa_scale").set_value(True).run()
-    assert_clean(at)
-    np.testing.assert_allclose(weights_chart(at)[0], am.softmax(np.array([2, 3, 3]) / np.sqrt(3)), atol=5e-4)
-    assert any("d_k" in lx.value or "sqrt" in lx.value for lx in at.latex)
-
-
-def test_query_choice_changes_the_hand_calculation() -> None:
-    at = open_page(PAGE)
-    at.selectbox(key="sa_query").set_value(2).run()
-    assert "Q₂ · K₂ = 1.5×1 + −0.5×0 + 1.5×1 = 3" in code_text(at)
+    at.session_state[f"kept.{name}"] = bad
+    at.run()
+    assert not at.exception
+    views = lesson_components(at)
+    knobs = {**views["sa_steps"]["knobs"], **views["sa_lab"]["knobs"]}
+    assert knobs[name] != bad
+    assert at.toast, "the fallback is said in the page's language"
 
 
 def test_as_written_source_shows_the_dependency_and_random_uses_the_seed() -> None:
@@ -144,7 +137,8 @@ def test_editing_x_changes_the_output_and_bad_input_is_explained(lang: str) -> N
     at = open_page(PAGE, lang=lang)
     at.text_area(key="sa_x").set_value("1 0 1 0\n0 2 0 2\n1 1 1 1").run()
     assert_clean(at)
-    assert not np.allclose(weights_chart(at, lang)[2], [0.090, 0.245, 0.665], atol=1e-3)
+    data = lesson_components(at)["sa_steps"]
+    assert data["scores"][2] != [1, 2, 3]  # the browser's steps 3-6 start from the new scores
     for bad in ("1 2\n3", "", "a b c", "1e300 0 0 0", "<script>alert(1)</script>"):
         at.text_area(key="sa_x").set_value(bad).run()
         assert not at.exception
@@ -153,20 +147,15 @@ def test_editing_x_changes_the_output_and_bad_input_is_explained(lang: str) -> N
     assert not at.exception and at.error
 
 
-def test_softmax_lab_division_by_zero_and_masked_input(lang: str) -> None:
+def test_softmax_lab_cases_are_sent_translated(lang: str) -> None:
+    """The lab's example picker and scores box answer in the browser (tests/e2e/test_attention.py
+    checks the division by zero, −∞ and bad input there); the server sends the cases once."""
     at = open_page(PAGE, lang=lang)
-    at.selectbox(key="sa_lab_case").set_value("negative").run()
-    assert at.text_input(key="sa_lab_scores").value == "1, −2, 1"
-    assert any(translate("self_attention.lab.plain.division_by_zero", lang) == e.value for e in at.error)
-    at.text_input(key="sa_lab_scores").set_value("2, 4, -inf").run()
-    frames = [d.value for d in at.dataframe]
-    softmax_col = translate("self_attention.lab.col.softmax", lang)
-    lab = next(f for f in frames if softmax_col in f.columns)
-    assert list(lab[softmax_col]) == ["0.119", "0.881", "0.000"]
-    for bad in ("", "x", "-inf, -inf", "nan", "1e400"):
-        at.text_input(key="sa_lab_scores").set_value(bad).run()
-        assert not at.exception
-        assert at.error, bad
+    data = lesson_components(at)["sa_lab"]
+    cases = {c["name"]: c for c in data["cases"]}
+    assert cases["negative"]["scores"] == "1, −2, 1" and cases["masked1"]["scores"] == "2, 4, −∞"
+    assert cases["row0"]["label"] == translate("self_attention.lab.case.row0", lang, a=example(lang)[0])
+    assert data["knobs"]["sa_lab_scores"] == "2, 3, 3"
 
 
 def test_dk_slider_changes_the_saturation() -> None:
@@ -183,19 +172,18 @@ def test_dk_slider_changes_the_saturation() -> None:
 
 
 def test_multi_head_split_and_heads() -> None:
+    """The head count and the toggles answer in the browser (tests/e2e/test_lesson_knobs.py checks
+    every head's weights against core); the server sends X, W_O and the head counts once."""
     at = open_page(PAGE)
-    def head_charts(at: AppTest) -> int:
-        titles = charts(at)
-        return sum(translate("self_attention.mh.head_weights", "en", h=h) in titles for h in range(1, 7))
-
-    assert head_charts(at) == 2
-    head1 = charts(at)[translate("self_attention.mh.head_weights", "en", h=1)]
-    tokens = example("en")
-    expected = am.multi_head_steps(am.SEED_MULTIHEAD_X, 2).weights[0]
-    np.testing.assert_allclose(matrix_of(head1, tokens, tokens), expected, atol=1e-9)
-    at.selectbox(key="sa_mh_heads").set_value(3).run()
+    data = lesson_components(at)["sa_mh"]
+    np.testing.assert_array_equal(data["x"], am.SEED_MULTIHEAD_X)
+    np.testing.assert_array_equal(data["w_o"], am.random_w_o(6, 0))
+    assert data["counts"] == [1, 2, 3, 6]
+    assert data["knobs"] == {"sa_mh_heads": 2, "sa_mh_scale": True, "sa_mh_mask": False}
+    at.session_state["kept.sa_mh_heads"] = 3
+    at.run()
     assert_clean(at)
-    assert head_charts(at) == 3
+    assert lesson_components(at)["sa_mh"]["knobs"]["sa_mh_heads"] == 3
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -212,13 +200,14 @@ def test_toy_example_follows_the_language_and_the_typed_tokens() -> None:
         w.key == "w_sa_tokens" for w in at.text_input) else True
     intro = next(m.value for m in at.markdown if "three-token example" in m.value)
     assert "**I love you**" in intro
-    assert "Q₀ · K₀ = 1×0 + 0×1 + 2×1 = 2   ← I → I" in code_text(at)  # same numbers, English tokens
+    assert lesson_components(at)["sa_steps"]["tokens"] == ["I", "love", "you"]  # same numbers, English tokens
     # Switch to Chinese: the untouched example becomes 我 爱 你.
     at.session_state["lang"] = "zh"
     at.run()
     assert_clean(at)
     intro = next(m.value for m in at.markdown if "三个词元的例子" in m.value)
     assert "**我 爱 你**" in intro
+    assert lesson_components(at)["sa_steps"]["words"] == {"a": "我", "b": "爱", "c": "你"}
     # Typed tokens: the intro and the notes follow them.
     tokens_box = next(w for w in at.text_input if "sa_tokens" in str(w.key))
     tokens_box.set_value("猫 吃 鱼").run()

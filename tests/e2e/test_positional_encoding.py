@@ -13,8 +13,8 @@ from tests.e2e.helpers import assert_no_error, wait_for_app
 pytestmark = pytest.mark.e2e
 
 TALL = {"width": 1440, "height": 8200}  # Streamlit scrolls inside a container: a tall viewport shows it all
-# A Vega chart draws its marks on a canvas, or as SVG for small data (Streamlit's choice).
-DRAWN_HEATMAP = ".st-key-pe_heatmap canvas, .st-key-pe_heatmap svg.marks"
+# The sinusoidal table is drawn in the browser (ui.components.lessons) on a canvas.
+DRAWN_HEATMAP = "[data-testid=pe-heatmap] canvas"
 SEED_ROW = "[0.141, −0.990, 0.296, 0.955, 0.030, 1.000, 0.003, 1.000]"
 
 
@@ -54,7 +54,7 @@ def test_changing_d_model(browser: Browser, app_url: str, screenshot_dir: Path) 
     page.wait_for_timeout(500)
     wait_for_app(page)
     expect(page.get_by_text("PE(pos = 3) with d = 128")).to_be_visible(timeout=30_000)
-    heatmap = page.locator(".st-key-pe_heatmap")
+    heatmap = page.locator("[data-testid=pe-heatmap]")
     expect(page.locator(DRAWN_HEATMAP).first).to_be_visible()
     assert_no_error(page)
     heatmap.scroll_into_view_if_needed()

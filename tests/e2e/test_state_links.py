@@ -57,12 +57,18 @@ def _selected(page: Page, key: str) -> str:
     return page.locator(f".st-key-{key} [role='combobox']").input_value()
 
 
+def _control(key: str, inner: str = "") -> str:
+    """A Streamlit widget by its key, or a knob drawn in the browser (ui.components.lessons) by
+    its name; ``inner``: an element inside it."""
+    return f".st-key-{key} {inner}, [data-knob='{key}'] {inner}".replace(" ,", ",").strip()
+
+
 def _slider(page: Page, key: str) -> str:
-    return page.locator(f".st-key-{key} input[type='range']").first.input_value()
+    return page.locator(_control(key, "input[type='range']")).first.input_value()
 
 
 def _nudge(page: Page, key: str, presses: int = 1) -> None:
-    thumb = page.locator(f".st-key-{key} input[type='range']").first
+    thumb = page.locator(_control(key, "input[type='range']")).first
     thumb.focus()
     for _ in range(presses):
         thumb.press("ArrowRight")
@@ -71,12 +77,12 @@ def _nudge(page: Page, key: str, presses: int = 1) -> None:
 
 
 def _toggle(page: Page, key: str) -> None:
-    page.locator(f".st-key-{key} label").first.click()
+    page.locator(_control(key, "label")).first.click()
     wait_for_app(page)
 
 
 def _checked(page: Page, key: str) -> bool:
-    return page.locator(f".st-key-{key} input").first.is_checked()
+    return page.locator(_control(key, "input")).first.is_checked()
 
 
 def test_diagram_boxes_keep_the_session(page: Page, app_url: str) -> None:
@@ -117,7 +123,7 @@ def test_each_page_keeps_its_controls(page: Page, app_url: str) -> None:
     )  # the merge step answers in the browser: tests/e2e/test_tokenization.py checks it survives
     for page_id, kind, key in changes:
         _go(page, page_id)
-        page.locator(f".st-key-{key}").first.scroll_into_view_if_needed()
+        page.locator(_control(key)).first.scroll_into_view_if_needed()
         if kind == "slider":
             before = _slider(page, key)
             _nudge(page, key)
@@ -161,13 +167,13 @@ def test_a_copied_link_opens_the_same_view(page: Page, browser: Browser, app_url
     assert_no_error(other)
     assert urlparse(other.url).path.endswith("/positional_encoding")
     expect(other.locator(f"{SIDEBAR} .st-key-w_prompt textarea")).to_have_value("日本的首都是", timeout=30_000)
-    expect(other.locator(f".st-key-pe_d_model input[type='range']").first).to_have_value(d_model, timeout=30_000)
+    expect(other.locator(_control("pe_d_model", "input[type='range']")).first).to_have_value(d_model, timeout=30_000)
     assert "modern" in _selected(other, "w_model")
     assert "简体中文" in _selected(other, "w_lang")
     assert _slider(other, "pe_d_model") == d_model
     other.reload()  # a reload keeps the view
     wait_for_app(other)
-    expect(other.locator(f".st-key-pe_d_model input[type='range']").first).to_have_value(d_model, timeout=30_000)
+    expect(other.locator(_control("pe_d_model", "input[type='range']")).first).to_have_value(d_model, timeout=30_000)
     assert "简体中文" in _selected(other, "w_lang")
 
     tampered = link.replace("model=modern", "model=..%2F..%2Fetc").replace(f"pe_d_model={d_model}", "pe_d_model=7")
@@ -175,7 +181,7 @@ def test_a_copied_link_opens_the_same_view(page: Page, browser: Browser, app_url
     expect(other.locator('[data-testid="stToast"]').first).to_be_visible(timeout=30_000)  # the note
     wait_for_app(other)
     assert_no_error(other)
-    expect(other.locator(f".st-key-pe_d_model input[type='range']").first).to_have_value("8", timeout=30_000)
+    expect(other.locator(_control("pe_d_model", "input[type='range']")).first).to_have_value("8", timeout=30_000)
     assert "classic" in _selected(other, "w_model")
     fresh.close()
 

@@ -73,16 +73,18 @@ def test_a_second_student_keeps_getting_answers_during_the_slowest_action(browse
 
     b.goto(f"{classroom_url}/self_attention")
     wait_for_app(b)
-    toggle = b.locator(".st-key-sa_scale label").first
-    expect(toggle).to_be_visible()
+    # A control the server answers (the ÷√dₖ toggle now answers in the browser): the source of the
+    # numbers, alternating between "random" and the seeds.
+    choices = [b.locator(".st-key-sa_source label").nth(i) for i in (2, 0)]
+    expect(choices[0]).to_be_visible()
 
     # A starts the slowest action and does not wait for it.
     a.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(corpus))
     started = time.perf_counter()
     times = []
-    for _ in range(CLICKS):
+    for click in range(CLICKS):
         t0 = time.perf_counter()
-        toggle.click()
+        choices[click % 2].click()
         b.wait_for_timeout(50)  # let the click reach the server before looking for the answer
         _answered(b)
         times.append(time.perf_counter() - t0)

@@ -19,19 +19,13 @@ from core.engine import names
 
 from core.lessons import positional
 from ui.charts.positional import (
-    PairPanel,
-    RotationText,
     frequency_chart,
     matrix_chart,
-    rotation_panels_vega,
-    score_by_offset,
-    waves,
 )
+from ui.components import lessons
 from ui.i18n import t
 from ui import state
 from ui.page import Page
-from ui.resources import memo
-from ui.text import markdown_table
 from ui.tokens import display_token
 
 BASES = (100, 1000, 10000, 100000, 500000, 1000000)  # 10000: the 2017 paper; 500000: Llama 3's RoPE
@@ -42,34 +36,6 @@ MAX_MATRIX_SHOWN = 32  # M_k is drawn in full up to 32 × 32; beyond, its top-le
 MAX_PAIRS_DRAWN = 4  # 2-D pictures side by side before they get too small to read
 OFFSET_QUERY_POSITIONS = (20, 50, 100)  # three very different absolute positions, one curve
 TABLE_ROWS_SHOWN = 10  # a longer table scrolls inside a box of about this many rows
-ROW_PX = 36
-
-
-def scrolling_table(header: list[str], rows: list[list[object]]) -> None:
-    """A Markdown table (no data-grid module for the browser to load), in a box that scrolls
-    when it is taller than ``TABLE_ROWS_SHOWN`` rows (d up to 512)."""
-    text = markdown_table(header, rows)
-    if len(rows) <= TABLE_ROWS_SHOWN:
-        st.markdown(text)
-    else:
-        with st.container(height=ROW_PX * (TABLE_ROWS_SHOWN + 1) + 16):
-            st.markdown(text)
-
-
-def signed(value: float, digits: int = 3) -> str:
-    """A number with a real minus sign (−), as printed in the curriculum.
-
-    Example: signed(-0.98999) -> "−0.990"
-    """
-    text = f"{value:.{digits}f}"
-    if text.startswith("-"):
-        text = "−" + text[1:]
-    return "0." + "0" * digits if text == "−0." + "0" * digits else text
-
-
-@memo(maxsize=64)
-def table(n_positions: int, d_model: int, base: float) -> np.ndarray:
-    return positional.sinusoidal_table(n_positions, d_model, base)
 
 
 def token_labels(page: Page) -> list[str]:
@@ -78,111 +44,94 @@ def token_labels(page: Page) -> list[str]:
 
 
 # --- 1-3. the sinusoidal table, one position, the relative property ---------------------------
-# The size controls sit in the outer fragment; the wave picker and the position/offset inputs
-# are nested fragments, so moving one of them reruns only its own small section.
-@st.fragment
+# Drawn in the browser (ui.components.lessons): the sizes, the base, the pairs, the position and
+# the offset recompute there with zero websocket messages; the three views share the knobs, so
+# d_model redraws the table, the vector and M_k together. Headings and formulas stay here.
+
+SIN_LABELS = {  # short name in the browser -> i18n key
+    "d_model": "positional_encoding.sin.d_model", "d_model_help": "positional_encoding.sin.d_model_help",
+    "positions": "positional_encoding.sin.positions", "base": "positional_encoding.sin.base",
+    "base_help": "positional_encoding.sin.base_help", "heatmap_title": "positional_encoding.sin.heatmap_title",
+    "heatmap_caption": "positional_encoding.sin.heatmap_caption", "pairs": "positional_encoding.sin.pairs",
+    "pair_option": "positional_encoding.sin.pair_option", "waves_title": "positional_encoding.sin.waves_title",
+    "series": "positional_encoding.sin.series", "series_label": "positional_encoding.sin.series_label",
+    "period": "positional_encoding.sin.period", "frequencies": "positional_encoding.sin.frequencies",
+    "axis_dimension": "positional_encoding.axis.dimension", "axis_position": "positional_encoding.axis.position",
+    "axis_value": "positional_encoding.axis.value", "numbers": "positional_encoding.browser.numbers",
+    "invalid": "positional_encoding.browser.invalid",
+}
+VECTOR_LABELS = {
+    "position": "positional_encoding.vec.position", "col_dim": "positional_encoding.vec.col_dim",
+    "col_pair": "positional_encoding.vec.col_pair", "col_formula": "positional_encoding.vec.col_formula",
+    "col_value": "positional_encoding.vec.col_value", "row": "positional_encoding.vec.row",
+    "invalid": "positional_encoding.browser.invalid",
+}
+RELATIVE_LABELS = {
+    "offset": "positional_encoding.rel.offset", "negative": "positional_encoding.rel.negative",
+    "matrix_title": "positional_encoding.rel.matrix_title", "matrix_title_part": "positional_encoding.rel.matrix_title_part",
+    "input_dim": "positional_encoding.rel.input_dim", "output_dim": "positional_encoding.rel.output_dim",
+    "error": "positional_encoding.rel.error", "caption": "positional_encoding.rel.caption",
+    "col_dim": "positional_encoding.vec.col_dim", "axis_value": "positional_encoding.axis.value",
+    "numbers": "positional_encoding.browser.numbers", "invalid": "positional_encoding.browser.invalid",
+}
+SIN_KNOBS = ("pe_d_model", "pe_positions", "pe_base", "pe_pairs", "pe_position", "pe_offset")
+
+
+def sinusoidal_limits() -> dict[str, object]:
+    """What each knob may be (``ui.state`` declares the same ranges; the browser checks again)."""
+    return {
+        "d_model": [4, 512, 2], "positions": [2, MAX_POSITIONS], "bases": list(BASES),
+        "position": [0, MAX_SHOWN_POSITION], "offset": [-MAX_OFFSET, MAX_OFFSET], "max_pairs": 4,
+        "matrix_shown": MAX_MATRIX_SHOWN, "table_rows": TABLE_ROWS_SHOWN,
+    }
+
+
+def default_pairs(count: int) -> list[int]:
+    """The pairs drawn until the student picks: the fastest, a middle one and the slowest."""
+    return sorted({0, count // 4, count - 1})
+
+
+def rope_default_pairs(count: int) -> list[int]:
+    return sorted({0, count // 4, count // 2, count - 1})[:MAX_PAIRS_DRAWN]
+
+
+def chosen_pairs(name: str, default: list[int]) -> list[int] | None:
+    """A durable pair choice (checked by ``ui.state``), or None while it is the default: the
+    browser then follows the default for whatever width it draws."""
+    value = state.get(name, default=default)
+    return None if value == default else value
+
+
+def sinusoidal_knobs() -> dict[str, object]:
+    """The durable values (checked by ``ui.state``); ``pe_pairs`` None: the default pairs."""
+    knobs = {name: state.get(name) for name in SIN_KNOBS if name != "pe_pairs"}
+    knobs["pe_pairs"] = chosen_pairs("pe_pairs", default_pairs(int(knobs["pe_d_model"]) // 2))
+    state.show_notes()  # a crafted value fell back: say so in the page's language
+    return knobs
+
+
+def _sin_view(view: str, mapping: dict[str, str]) -> None:
+    knobs = sinusoidal_knobs()
+    defaults = {"pe_pairs": default_pairs(int(knobs["pe_d_model"]) // 2)}
+    lessons.positional({"view": view, "knobs": lessons.knob_specs(knobs, defaults), "limits": sinusoidal_limits(),
+                        "labels": lessons.labels(mapping)}, key=f"pe_{view}")
+
+
 def sinusoidal_sections() -> None:
     """The table for any size and base, its waves, one position and the relative property."""
     st.header(t("positional_encoding.sin.header"))
     st.markdown(t("positional_encoding.sin.explain"))
     st.latex(r"PE_{(pos,\,2k)} = \sin\!\left(\frac{pos}{\text{base}^{2k/d}}\right),\qquad "
              r"PE_{(pos,\,2k+1)} = \cos\!\left(\frac{pos}{\text{base}^{2k/d}}\right)")
-    controls = st.columns(3)
-    d_model = controls[0].slider(t("positional_encoding.sin.d_model"), min_value=4, max_value=512, step=2,
-                                 **state.bind("pe_d_model"), help=t("positional_encoding.sin.d_model_help"))
-    n_positions = controls[1].slider(t("positional_encoding.sin.positions"), min_value=2, max_value=MAX_POSITIONS,
-                                     **state.bind("pe_positions"))
-    base = controls[2].select_slider(t("positional_encoding.sin.base"), options=BASES, **state.bind("pe_base", options=BASES),
-                                     format_func=lambda b: f"{b:,}", help=t("positional_encoding.sin.base_help"))
-    pe = table(n_positions, d_model, float(base))
-    matrix_chart(  # built once per (size, base, language, theme): shared by every session
-        pe, key="pe_heatmap",
-        title=t("positional_encoding.sin.heatmap_title", n=n_positions, d=d_model, base=f"{base:,}"),
-        x_title=t("positional_encoding.axis.dimension"), y_title=t("positional_encoding.axis.position"),
-        value_title=t("positional_encoding.axis.value"), height=min(700, 260 + 4 * n_positions),
-    )
-    st.caption(t("positional_encoding.sin.heatmap_caption"))
-    wave_section(pe, d_model, float(base))
-    position_sections(d_model, float(base))
-
-
-@st.fragment
-def wave_section(pe: np.ndarray, d_model: int, base: float) -> None:
-    """Chosen dimension pairs as waves over the positions, with their periods."""
-    half = d_model // 2
-    periods = positional.pair_periods(d_model, base)
-    default_pairs = sorted({0, half // 4, half - 1})  # fastest, a middle one, slowest
-    pair_labels = [t("positional_encoding.sin.pair_option", k=k, a=2 * k, b=2 * k + 1, period=f"{periods[k]:,.1f}")
-                   for k in range(half)]  # translated inside the run, looked up by the widget
-    pairs = st.multiselect(t("positional_encoding.sin.pairs"), list(range(half)),
-                           **state.bind("pe_pairs", default=default_pairs, items=range(half)),
-                           format_func=pair_labels.__getitem__, max_selections=4)
-    if pairs:
-        draw.vega_cached(  # built once per input, shared by every session
-            waves, (pe, sorted(pairs), periods),
-            dict(title=t("positional_encoding.sin.waves_title"),
-                 x_title=t("positional_encoding.axis.position"), y_title=t("positional_encoding.axis.value"),
-                 series_title=t("positional_encoding.sin.series"),
-                 series_label=t("positional_encoding.sin.series_label"),
-                 period_title=t("positional_encoding.sin.period")),
-            width="stretch",
-        )
-    st.markdown(t("positional_encoding.sin.frequencies", fast=f"{periods[0]:.2f}", slow=f"{periods[-1]:,.0f}",
-                  last=half - 1))
-
-
-@st.fragment
-def position_sections(d_model: int, base: float) -> None:
-    """One position's vector, then PE(pos + k) = M_k · PE(pos) checked at that position."""
-    # --- 2. one position ----------------------------------------------------------------------
+    _sin_view("table", SIN_LABELS)
     st.header(t("positional_encoding.vec.header"))
-    pos = st.number_input(t("positional_encoding.vec.position"), min_value=0, max_value=MAX_SHOWN_POSITION,
-                          step=1, **state.bind("pe_position"))
-    vector = positional.sinusoidal_vector(int(pos), d_model, base)
-    divisors = positional.pair_divisors(d_model, base)
-    dims = np.arange(d_model)
-    scrolling_table(
-        [t("positional_encoding.vec.col_dim"), t("positional_encoding.vec.col_pair"),
-         t("positional_encoding.vec.col_formula"), t("positional_encoding.vec.col_value")],
-        [[int(i), int(i) // 2, f"{'sin' if i % 2 == 0 else 'cos'}({pos} / {divisors[i // 2]:,.4g})", signed(v)]
-         for i, v in zip(dims, vector)],
-    )
-    shown = ", ".join(signed(v) for v in vector[:16]) + (", …" if d_model > 16 else "")
-    st.markdown(t("positional_encoding.vec.row", pos=pos, d=d_model, row=f"[{shown}]"))
-
-    # --- 3. relative positions ----------------------------------------------------------------
+    _sin_view("vector", VECTOR_LABELS)
     st.header(t("positional_encoding.rel.header"))
     st.markdown(t("positional_encoding.rel.explain"))
     st.latex(r"\begin{pmatrix}\sin((pos+k)\,\omega_j)\\ \cos((pos+k)\,\omega_j)\end{pmatrix} ="
              r"\begin{pmatrix}\cos k\omega_j & \sin k\omega_j\\ -\sin k\omega_j & \cos k\omega_j\end{pmatrix}"
              r"\begin{pmatrix}\sin(pos\,\omega_j)\\ \cos(pos\,\omega_j)\end{pmatrix}")
-    offset = st.number_input(t("positional_encoding.rel.offset"), min_value=-MAX_OFFSET, max_value=MAX_OFFSET,
-                             step=1, **state.bind("pe_offset"))
-    if pos + offset < 0:
-        st.warning(t("positional_encoding.rel.negative", pos=pos, k=offset))
-        return
-    check = positional.check_relative_position(int(pos), int(offset), d_model, base)
-    shown_dims = min(d_model, MAX_MATRIX_SHOWN)  # beyond this the picture is only diagonal dots
-    left, right = st.columns([3, 2])
-    with left:
-        dim_labels = [str(i) for i in range(shown_dims)]
-        title_key = "positional_encoding.rel.matrix_title" if shown_dims == d_model \
-            else "positional_encoding.rel.matrix_title_part"
-        matrix_chart(
-            check.matrix[:shown_dims, :shown_dims], key="pe_matrix",
-            title=t(title_key, k=offset, d=d_model, shown=shown_dims),
-            x_title=t("positional_encoding.rel.input_dim"), y_title=t("positional_encoding.rel.output_dim"),
-            value_title=t("positional_encoding.axis.value"), x_labels=dim_labels, y_labels=dim_labels,
-            height=min(640, 200 + 30 * shown_dims), cell_px=max(14, min(36, 320 // shown_dims)),
-        )
-    with right:
-        scrolling_table(
-            [t("positional_encoding.vec.col_dim"), f"PE({pos})", f"M_{offset}·PE({pos})", f"PE({pos + offset})"],
-            [[int(i), signed(a, 4), signed(b, 4), signed(c, 4)]
-             for i, a, b, c in zip(dims, check.pe_position, check.rotated, check.pe_target)],
-        )
-        st.metric(t("positional_encoding.rel.error"), f"{check.max_abs_error:.1e}")
-    st.caption(t("positional_encoding.rel.caption", k=offset))
+    _sin_view("relative", RELATIVE_LABELS)
 
 
 # --- 4. token embedding + position = block input ------------------------------------------------
@@ -268,78 +217,65 @@ def _model_positions(page: Page) -> np.ndarray:
     return theta
 
 
-@st.fragment
+ROPE_LABELS = {
+    "layer": "positional_encoding.rope.layer", "head": "positional_encoding.rope.head",
+    "real_qk": "positional_encoding.rope.real_qk", "random_qk": "positional_encoding.rope.random_qk",
+    "m": "positional_encoding.rope.m", "n": "positional_encoding.rope.n", "pairs": "positional_encoding.rope.pairs",
+    "panel": "positional_encoding.rope.panel", "rotation_title": "positional_encoding.rope.rotation_title",
+    "q_before": "positional_encoding.rope.q_before", "k_before": "positional_encoding.rope.k_before",
+    "q_after": "positional_encoding.rope.q_after", "k_after": "positional_encoding.rope.k_after",
+    "axis_even": "positional_encoding.rope.axis_even", "axis_odd": "positional_encoding.rope.axis_odd",
+    "angle_note": "positional_encoding.rope.angle_note", "offset_title": "positional_encoding.rope.offset_title",
+    "offset_axis": "positional_encoding.rope.offset_axis", "score": "positional_encoding.rope.score",
+    "series": "positional_encoding.rope.series", "series_label": "positional_encoding.rope.series_label",
+    "offset_caption": "positional_encoding.rope.offset_caption",
+}
+ROPE_KNOBS = ("pe_rope_layer", "pe_rope_head", "pe_rope_m", "pe_rope_n", "pe_rope_pairs")
+MAX_SENT_QK_NUMBERS = 60_000  # every head's q and k up to this many numbers (a large model: the server picks)
+
+
 def rope_demo(page: Page, theta: np.ndarray) -> None:
-    """A query and a key rotated by their positions: q·k depends only on the offset."""
+    """A query and a key rotated by their positions: q·k depends only on the offset. Every
+    knob answers in the browser; for a RoPE model every layer's and head's q and k are sent once
+    (a very large model: the layer and head are picked here, the rest in the browser)."""
     st.subheader(t("positional_encoding.rope.demo_header"))
-    run, seed, labels = page.run, page.seed, token_labels(page)
-    model_cfg = page.config
-    uses_rope = model_cfg.positional == "rope"
-    if uses_rope:
-        pick = st.columns(2)
-        layer = pick[0].selectbox(t("positional_encoding.rope.layer"), range(model_cfg.n_layer),
-                                  **state.bind("pe_rope_layer", options=range(model_cfg.n_layer)))
-        head = pick[1].selectbox(t("positional_encoding.rope.head"), range(model_cfg.n_head),
-                                 **state.bind("pe_rope_head", options=range(model_cfg.n_head)))
-        q_all = run.trace[names.act_name("q", layer=layer)]  # (pos, head, d_head), before rotation
-        k_all = run.trace[names.act_name("k", layer=layer)]
-        q_vec = q_all[-1, head].astype(np.float64)
-        k_vec = k_all[0, head * k_all.shape[1] // model_cfg.n_head].astype(np.float64)  # GQA: the K head this query head reads
+    run, cfg, labels = page.run, page.config, token_labels(page)
+    knobs = {name: state.get(name) for name in ROPE_KNOBS if name != "pe_rope_pairs"}
+    for name in ("pe_rope_m", "pe_rope_n"):  # a position past this model's context: its last one
+        knobs[name] = min(int(knobs[name]), cfg.n_ctx - 1)
+    for name, count in (("pe_rope_layer", cfg.n_layer), ("pe_rope_head", cfg.n_head)):
+        knobs[name] = knobs[name] if knobs[name] < count else 0
+    knobs["pe_rope_pairs"] = chosen_pairs("pe_rope_pairs", rope_default_pairs(theta.size))
+    state.show_notes()
+    layers = heads = 0
+    if cfg.positional == "rope":
         last = len(run.ids) - 1
-        rotated = positional.rope_rotate(q_vec, last, theta)
-        model_rotated = run.trace[names.act_name("rot_q", layer=layer)][last, head]
-        st.caption(t("positional_encoding.rope.real_qk", q=labels[-1], k=labels[0], layer=layer, head=head,
-                     diff=f"{float(np.max(np.abs(rotated - model_rotated))):.1e}"))
+        pairs = [(layer, head) for layer in range(cfg.n_layer) for head in range(cfg.n_head)]
+        if len(pairs) * cfg.d_head * 2 <= MAX_SENT_QK_NUMBERS:
+            layers, heads = cfg.n_layer, cfg.n_head
+        else:
+            pick = st.columns(2)
+            layer = pick[0].selectbox(t("positional_encoding.rope.layer"), range(cfg.n_layer),
+                                      **state.bind("pe_rope_layer", options=range(cfg.n_layer)))
+            head = pick[1].selectbox(t("positional_encoding.rope.head"), range(cfg.n_head),
+                                     **state.bind("pe_rope_head", options=range(cfg.n_head)))
+            pairs = [(layer, head)]
+        qk = {}
+        for layer, head in pairs:
+            q_all = run.trace[names.act_name("q", layer=layer)]  # (pos, head, d_head), before rotation
+            k_all = run.trace[names.act_name("k", layer=layer)]
+            q_vec = q_all[-1, head].astype(np.float64)
+            k_vec = k_all[0, head * k_all.shape[1] // cfg.n_head].astype(np.float64)  # GQA: the K head this query head reads
+            model_rotated = run.trace[names.act_name("rot_q", layer=layer)][last, head]
+            diff = float(np.max(np.abs(positional.rope_rotate(q_vec, last, theta) - model_rotated)))
+            qk[f"{layer},{head}"] = {"q": q_vec.tolist(), "k": k_vec.tolist(), "diff": diff}
     else:
-        q_vec, k_vec = positional.demo_query_key(model_cfg.d_head, seed=seed)
-        st.caption(t("positional_encoding.rope.random_qk", d_head=model_cfg.d_head, seed=seed))
-
-    rotation_view(q_vec, k_vec, model_cfg.n_ctx, theta)
-
-    max_offset = min(40, model_cfg.n_ctx - 1)
-    query_positions = [p for p in OFFSET_QUERY_POSITIONS if p < model_cfg.n_ctx] or [model_cfg.n_ctx - 1]
-    scores = positional.rope_scores_by_offset(q_vec, k_vec, theta, query_positions, max_offset)
-    draw.vega_cached(
-        score_by_offset, (scores, query_positions),
-        dict(title=t("positional_encoding.rope.offset_title"),
-             x_title=t("positional_encoding.rope.offset_axis"), y_title=t("positional_encoding.rope.score"),
-             series_title=t("positional_encoding.rope.series"),
-             series_label=t("positional_encoding.rope.series_label")),
-        width="stretch",
-    )
-    spread = float(np.nanmax(np.nanmax(scores, axis=0) - np.nanmin(scores, axis=0)))
-    st.caption(t("positional_encoding.rope.offset_caption", spread=f"{spread:.1e}"))
-
-
-@st.fragment
-def rotation_view(q_vec: np.ndarray, k_vec: np.ndarray, n_ctx: int, theta: np.ndarray) -> None:
-    """The 2-D pictures: moving m, n or the pairs reruns only this (the offset chart does not depend on them)."""
-    n_pairs = theta.size
-    controls = st.columns(3)
-    m = controls[0].slider(t("positional_encoding.rope.m"), 0, n_ctx - 1, **state.bind("pe_rope_m", high=n_ctx - 1))
-    n = controls[1].slider(t("positional_encoding.rope.n"), 0, n_ctx - 1, **state.bind("pe_rope_n", high=n_ctx - 1))
-    default_pairs = sorted({0, n_pairs // 4, n_pairs // 2, n_pairs - 1})[:MAX_PAIRS_DRAWN]
-    chosen = controls[2].multiselect(t("positional_encoding.rope.pairs"), list(range(n_pairs)),
-                                     **state.bind("pe_rope_pairs", default=default_pairs, items=range(n_pairs)),
-                                     max_selections=MAX_PAIRS_DRAWN)
-    panels = []
-    for i in sorted(chosen):
-        picture = positional.rope_pair_picture(q_vec[2 * i:2 * i + 2], k_vec[2 * i:2 * i + 2], m, n, float(theta[i]))
-        panels.append(PairPanel(
-            subtitle=t("positional_encoding.rope.panel", i=i, theta=f"{theta[i]:.3g}",
-                       turn=f"{math.degrees((m - n) * theta[i]):.1f}°"),
-            q=picture.q, k=picture.k, q_rotated=picture.q_rotated, k_rotated=picture.k_rotated,
-        ))
-    if panels:
-        with st.container(key="pe_rope_panels"):  # a selector for the tests and the bench
-            draw.vega_cached(
-                rotation_panels_vega, (panels,), dict(text=RotationText(
-                    title=t("positional_encoding.rope.rotation_title", m=m, n=n),
-                    q_before=t("positional_encoding.rope.q_before"), k_before=t("positional_encoding.rope.k_before"),
-                    q_after=t("positional_encoding.rope.q_after", m=m), k_after=t("positional_encoding.rope.k_after", n=n),
-                    axis_even=t("positional_encoding.rope.axis_even"), axis_odd=t("positional_encoding.rope.axis_odd"),
-                )),
-                key="pe_rope_panels_chart",
-            )
-    st.markdown(t("positional_encoding.rope.angle_note", delta=m - n))
-
+        q_vec, k_vec = positional.demo_query_key(cfg.d_head, seed=page.seed)
+        qk = {"0,0": {"q": q_vec.tolist(), "k": k_vec.tolist(), "diff": None}}
+    lessons.positional({
+        "view": "rope", "knobs": lessons.knob_specs(knobs, {"pe_rope_pairs": rope_default_pairs(theta.size)}),
+        "theta": theta.tolist(), "n_ctx": cfg.n_ctx, "qk": qk, "layers": layers,
+        "heads": heads, "query_label": labels[-1], "key_label": labels[0], "seed": page.seed,
+        "query_positions": list(OFFSET_QUERY_POSITIONS), "max_pairs": MAX_PAIRS_DRAWN, "max_offset": 40,
+        "labels": lessons.labels(ROPE_LABELS),
+    }, key="pe_rope")

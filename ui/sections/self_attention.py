@@ -1,8 +1,10 @@
 """Self-attention sections: Q, K, V, scores, ÷√d_k, the causal mask, softmax and the weighted
 sum on the seeds' "我 爱 你" numbers; a softmax lab; why ÷√d_k; multi-head vs one big head.
 
-All numbers come from ``core.lessons.attention_math``; these sections only lay them out. Each
-tab is a fragment: its controls rerun that tab only.
+All numbers come from ``core.lessons.attention_math``; these sections only lay them out. The
+knobs whose effect is small math on numbers the page holds (÷√d_k, the causal mask, the query
+followed by hand, the softmax lab's scores) answer in the browser (``ui.components.lessons``);
+the others live in fragments that rerun their own tab only.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import ui.charts.common as draw
 
 from core.lessons import attention_math as am
 from ui.charts.attention import grouped_bars, lines_over_dk, overlaid_histogram, value_matrix_spec
+from ui.components import lessons
 from ui.i18n import t, translate
 from ui import state
 from ui.page import relabel_after_language_switch
@@ -42,11 +45,6 @@ def num(v: float, decimals: int = 3) -> str:
         return "−∞"
     text = str(int(v)) if float(v).is_integer() and abs(v) < 1e9 else f"{v:.{decimals}f}"
     return text.replace("-", "−")  # the typographic minus, as in print
-
-
-def short(v: float) -> str:
-    """An input number kept short: 1.5, −0.5, 2 (at most 4 significant digits)."""
-    return "−∞" if np.isneginf(v) else format(float(v), ".4g").replace("-", "−")
 
 
 def vec(values: np.ndarray, decimals: int = 3) -> str:
@@ -145,28 +143,19 @@ def step_by_step(seed: int) -> None:
     if parsed is None:
         return
     x, w_q, w_k, w_v = parsed
-
-    c1, c2, c3 = st.columns(3)
-    scale = c1.toggle(t("self_attention.scale"), **state.bind("sa_scale"), help=t("self_attention.scale.help"))
-    causal = c2.toggle(t("self_attention.mask"), **state.bind("sa_mask"), help=t("self_attention.mask.help"))
-    try:
-        steps = am.attention_steps(x, w_q, w_k, w_v, scale=scale, causal=causal)
+    try:  # Q, K, V and Q·Kᵀ: ÷√d_k, the mask and the followed query (in the browser) do not change them
+        steps = am.attention_steps(x, w_q, w_k, w_v, scale=False, causal=False)
     except am.InputProblem as problem:
         st.error(problem_text("X, W", problem))
         return
     tokens = clean_labels(state.get("sa_tokens"), len(x))
-    lang = st.session_state.get("lang", "en")  # bound now: AppTest formats values outside the run
-    query = c3.selectbox(t("self_attention.query"), list(range(len(x))),
-                         **state.bind("sa_query", options=range(len(x))),
-                         format_func=lambda i: f"{tokens[i]} ({translate('self_attention.row', lang, i=i)})")
-    if query >= len(x):  # the matrices shrank under a kept choice
-        query = 0
-
     _step_projections(steps, (x, w_q, w_k, w_v), tokens)
     if source == "seeds_as_written":
         st.warning(t("self_attention.as_written.warning", k2=vec(steps.k[2]), row=vec(steps.scores[0]), **toy_words()))
-    _steps_scores_to_output(steps, tokens)
-    walkthrough(steps, tokens, query)
+    _step_scores(steps, tokens)
+    data = steps_data(steps, tokens, source)
+    state.show_notes()
+    lessons.attention(data, key="sa_steps")
 
 
 def _source_choice(seed: int) -> str:
@@ -236,158 +225,94 @@ def _step_projections(steps: am.AttentionSteps, inputs: tuple[np.ndarray, ...], 
                  shape=f"{m.shape[0]}×{m.shape[1]}"), x_title=dim_t, y_title=tok_t, value_title=val_t, cell=40)
 
 
-def _steps_scores_to_output(steps: am.AttentionSteps, tokens: list[str]) -> None:
-    """Steps 2-6: scores, ÷√d_k, the causal mask, softmax, the weighted sum."""
-    scale, causal = steps.scale, steps.causal
-    dim_t, val_t = t("self_attention.axis.dim"), t("self_attention.axis.value")
-    tok_t = t("self_attention.axis.token")
-    key_t, query_t = t("self_attention.axis.key"), t("self_attention.axis.query")
-
+def _step_scores(steps: am.AttentionSteps, tokens: list[str]) -> None:
+    """Step 2: every query against every key (the browser takes it from here)."""
     st.subheader(t("self_attention.step2"))
     st.latex(r"\text{scores} = Q\,K^{\top}")
     st.caption(t("self_attention.step2.caption"))
     show_matrix(steps.scores, tokens, tokens, title=t("self_attention.chart.scores"),
-                      x_title=key_t, y_title=query_t, value_title=val_t, cell=52)
-
-    st.subheader(t("self_attention.step3"))
-    if scale:
-        st.latex(rf"\frac{{Q K^{{\top}}}}{{\sqrt{{d_k}}}} = \frac{{QK^{{\top}}}}{{\sqrt{{{steps.d_k}}}}} = \frac{{QK^{{\top}}}}{{{steps.divisor:.3f}}}")
-        show_matrix(steps.scaled, tokens, tokens, title=t("self_attention.chart.scaled", d_k=steps.d_k),
-                          x_title=key_t, y_title=query_t, value_title=val_t, cell=52)
-    else:
-        st.info(t("self_attention.step3.off", d_k=steps.d_k))
-
-    st.subheader(t("self_attention.step4"))
-    if causal:
-        st.caption(t("self_attention.step4.caption"))
-        show_matrix(steps.masked, tokens, tokens, title=t("self_attention.chart.masked"),
-                          x_title=key_t, y_title=query_t, value_title=val_t, cell=52)
-    else:
-        st.info(t("self_attention.step4.off", **toy_words()))
-
-    st.subheader(t("self_attention.step5"))
-    st.latex(r"\text{weights}_{ij} = \frac{e^{s_{ij}}}{\sum_{j'} e^{s_{ij'}}}")
-    show_matrix(steps.weights, tokens, tokens, title=t("self_attention.chart.weights"), x_title=key_t,
-                      y_title=query_t, value_title=t("self_attention.axis.weight"), value_format=".3f",
-                      diverging=False, cell=52)
-    st.caption(t("self_attention.step5.caption"))
-
-    st.subheader(t("self_attention.step6"))
-    st.latex(r"\text{output} = \text{weights} \cdot V")
-    show_matrix(steps.output, tokens, dims(steps.output.shape[1]), title=t("self_attention.chart.output"),
-                      x_title=dim_t, y_title=tok_t, value_title=val_t, value_format=".3f", cell=52)
+                x_title=t("self_attention.axis.key"), y_title=t("self_attention.axis.query"),
+                value_title=t("self_attention.axis.value"), cell=52)
 
 
-def walkthrough(steps: am.AttentionSteps, tokens: list[str], i: int) -> None:
-    st.subheader(t("self_attention.hand.title", token=escape_markdown(tokens[i])))
-    walk = am.row_walkthrough(steps, i)
-    lines = []
-    for j, products in enumerate(walk.products):
-        terms = " + ".join(f"{short(a)}×{short(b)}" for a, b in zip(steps.q[i], steps.k[j]))
-        lines.append(f"Q{sub(i)} · K{sub(j)} = {terms} = {short(walk.dots[j])}   ← {tokens[i]} → {tokens[j]}")
-    st.markdown(t("self_attention.hand.dots"))
-    st.code("\n".join(lines), language=None)
-    row = walk.softmax.scores
-    notes = []
-    if steps.scale:
-        notes.append(t("self_attention.hand.scaled", divisor=f"{walk.divisor:.3f}", row=vec(steps.scaled[i])))
-    if walk.masked.any():
-        notes.append(t("self_attention.hand.masked", row=vec(row)))
-    for note in notes:
-        st.markdown(note)
-    sm = walk.softmax
-    shift = f" − {num(sm.shift)}" if sm.shift else ""
-    def power(s: float) -> str:
-        text = f"{num(s)}{shift}"
-        return text if not shift and s >= 0 else f"({text})"
+STEPS_LABELS = {  # short name in the browser -> i18n key
+    "scale": "self_attention.scale", "scale_help": "self_attention.scale.help", "mask": "self_attention.mask",
+    "mask_help": "self_attention.mask.help", "query": "self_attention.query", "row": "self_attention.row",
+    "step3": "self_attention.step3", "step3_off": "self_attention.step3.off", "chart_scaled": "self_attention.chart.scaled",
+    "step4": "self_attention.step4", "step4_caption": "self_attention.step4.caption",
+    "step4_off": "self_attention.step4.off", "chart_masked": "self_attention.chart.masked",
+    "step5": "self_attention.step5", "step5_caption": "self_attention.step5.caption",
+    "chart_weights": "self_attention.chart.weights", "step6": "self_attention.step6",
+    "chart_output": "self_attention.chart.output", "axis_value": "self_attention.axis.value",
+    "axis_weight": "self_attention.axis.weight", "axis_dim": "self_attention.axis.dim",
+    "axis_key": "self_attention.axis.key", "axis_query": "self_attention.axis.query",
+    "axis_token": "self_attention.axis.token", "hand_title": "self_attention.hand.title",
+    "hand_dots": "self_attention.hand.dots", "hand_scaled": "self_attention.hand.scaled",
+    "hand_masked": "self_attention.hand.masked", "hand_sum": "self_attention.hand.sum",
+    "hand_softmax": "self_attention.hand.softmax", "hand_output": "self_attention.hand.output",
+    "hand_summary": "self_attention.hand.summary", "seed_rounding": "self_attention.hand.seed_rounding",
+    "numbers": "self_attention.browser.numbers", "formula5": "self_attention.browser.formula5",
+    "formula6": "self_attention.browser.formula6",
+}
 
-    exp_lines = [f"e^{power(s)} = {sm.exps[j]:.3f}" for j, s in enumerate(row)]
-    exp_lines.append(t("self_attention.hand.sum") + " = " + " + ".join(f"{e:.3f}" for e in sm.exps)
-                     + f" = {sm.total:.3f}")
-    exp_lines += [f"softmax{sub(j)} = {sm.exps[j]:.3f} / {sm.total:.3f} = {sm.weights[j]:.3f}"
-                  for j in range(len(row))]
-    st.markdown(t("self_attention.hand.softmax"))
-    st.code("\n".join(exp_lines), language=None)
-    weights = steps.weights[i]
-    out_terms = " + ".join(f"{weights[j]:.3f} × [{', '.join(short(v) for v in steps.v[j])}]"
-                           for j in range(len(weights)))
-    st.markdown(t("self_attention.hand.output"))
-    st.code(f"Output{sub(i)} = {out_terms}\n        = {vec(walk.output)}", language=None)
-    percent = ", ".join(f"{escape_markdown(tokens[j])} {100 * w:.1f}%" for j, w in enumerate(weights))
-    st.markdown(t("self_attention.hand.summary", token=escape_markdown(tokens[i]), percent=percent))
-    if state.get("sa_source") == "seeds" and i == 0 and not steps.scale and not steps.causal:
-        st.caption(t("self_attention.hand.seed_rounding"))
+
+def raw_toy_words() -> dict[str, str]:
+    """{a}, {b}, {c} as plain text (the browser writes text, never Markdown: nothing to escape)."""
+    typed = str(st.session_state.get(state.durable_key("sa_tokens"), "") or "").split()
+    return dict(zip("abc", typed if len(typed) == 3 else example_tokens()))
+
+
+def fitted(value: object, allowed: range | list[int], default: int) -> object:
+    """A generally valid value that does not fit this input (query 5 of 3 tokens): the default,
+    silently, as ``ui.state`` adapts a bound widget's value."""
+    return value if value in allowed else default
+
+
+def steps_data(steps: am.AttentionSteps, tokens: list[str], source: str) -> dict:
+    """What the browser needs for steps 3-6 and the hand calculation, sent once per input."""
+    return {
+        "view": "steps",
+        "knobs": lessons.knob_specs({"sa_scale": state.get("sa_scale"), "sa_mask": state.get("sa_mask"),
+                                     "sa_query": fitted(state.get("sa_query"), range(len(tokens)), 0)}),
+        "tokens": tokens, "q": steps.q.tolist(), "k": steps.k.tolist(), "v": steps.v.tolist(),
+        "scores": steps.scores.tolist(), "words": raw_toy_words(), "seeds_source": source == "seeds",
+        "labels": lessons.labels(STEPS_LABELS),
+    }
 
 
 # --- 2. softmax lab ------------------------------------------------------------------------
 
 
-def set_lab_case() -> None:
-    case = state.get("sa_lab_case")
-    for name, scores, _ in am.SEED_SOFTMAX_CASES:
-        if name == case:
-            state.put("sa_lab_scores", ", ".join(num(s) for s in scores))
+LAB_LABELS = {
+    "case": "self_attention.lab.case", "scores": "self_attention.lab.scores",
+    "scores_help": "self_attention.lab.scores.help", "problem": "self_attention.problem",
+    **{f"problem_{code}": f"self_attention.problem.{code}" for code in (
+        "empty", "not_a_number", "not_finite", "too_large", "too_many", "ragged", "shape", "all_masked",
+        "not_a_vector")},
+    "softmax_head": "self_attention.lab.softmax_head", "plain_head": "self_attention.lab.plain_head",
+    "col_score": "self_attention.lab.col.score", "col_exp": "self_attention.lab.col.exp",
+    "col_softmax": "self_attention.lab.col.softmax", "col_plain": "self_attention.lab.col.plain",
+    "softmax_sum": "self_attention.lab.softmax_sum", "softmax_sum_plain": "self_attention.lab.softmax_sum_plain",
+    "plain_sum": "self_attention.lab.plain_sum", "plain_division_by_zero": "self_attention.lab.plain.division_by_zero",
+    "plain_masked": "self_attention.lab.plain.masked", "plain_negative": "self_attention.lab.plain.negative",
+    "chart": "self_attention.lab.chart", "axis_weight": "self_attention.axis.weight", "method": "self_attention.lab.method",
+}
 
 
-@st.fragment
 def softmax_lab() -> None:
-    """Softmax against plain normalising on scores the student types, and the seeds' cases."""
+    """Softmax against plain normalising on scores the student types (in the browser: every
+    keystroke recomputes there), then the seeds' cases."""
     st.markdown(t("self_attention.lab.intro"))
-    if state.durable_key("sa_lab_scores") not in st.session_state:
-        set_lab_case()
-    cases = [name for name, _, _ in am.SEED_SOFTMAX_CASES]
-    lang = st.session_state.get("lang", "en")  # bound now: AppTest formats values outside the run
-    c1, c2 = st.columns([1, 2])
-    c1.selectbox(t("self_attention.lab.case"), cases, **state.bind("sa_lab_case", then=set_lab_case),
-                 format_func=lambda c, words=toy_words(): translate(f"self_attention.lab.case.{c}", lang, **words))
-    c2.text_input(t("self_attention.lab.scores"), **state.bind("sa_lab_scores"), max_chars=300,
-                  help=t("self_attention.lab.scores.help"))
-    try:
-        scores = am.parse_vector(state.get("sa_lab_scores"))
-        steps = am.softmax_steps(scores)
-    except am.InputProblem as problem:
-        st.error(problem_text(t("self_attention.lab.scores"), problem))
-        steps = None
-    if steps is not None:
-        _lab_comparison(scores, steps)
+    words = raw_toy_words()
+    cases = [{"name": name, "label": t(f"self_attention.lab.case.{name}", **words),
+              "scores": ", ".join(num(s) for s in scores)} for name, scores, _ in am.SEED_SOFTMAX_CASES]
+    # Untouched, the lab shows the first case's scores (and the link leaves them out).
+    defaults = {"sa_lab_scores": cases[0]["scores"]}
+    knobs = {"sa_lab_case": state.get("sa_lab_case"), "sa_lab_scores": state.get("sa_lab_scores", default=defaults["sa_lab_scores"])}
+    state.show_notes()
+    lessons.attention({"view": "lab", "knobs": lessons.knob_specs(knobs, defaults),
+                       "cases": cases, "labels": lessons.labels(LAB_LABELS)}, key="sa_lab")
     _lab_cases()
-
-
-def _lab_comparison(scores: np.ndarray, steps: am.SoftmaxSteps) -> None:
-    """The typed scores through softmax and through plain normalising, side by side."""
-    plain = am.plain_normalise(scores)
-    labels = [f"x{sub(j)} = {num(s)}" for j, s in enumerate(scores)]
-    left, right = st.columns(2)
-    with left:
-        st.markdown(t("self_attention.lab.softmax_head"))
-        st.dataframe(pd.DataFrame({
-            t("self_attention.lab.col.score"): [num(s) for s in scores],
-            t("self_attention.lab.col.exp"): [f"{e:.3f}" for e in steps.exps],
-            t("self_attention.lab.col.softmax"): [f"{w:.3f}" for w in steps.weights],
-        }), hide_index=True, width="stretch")
-        st.caption(t("self_attention.lab.softmax_sum", total=f"{steps.total:.3f}",
-                     shift=num(steps.shift)) if steps.shift else
-                   t("self_attention.lab.softmax_sum_plain", total=f"{steps.total:.3f}"))
-    with right:
-        st.markdown(t("self_attention.lab.plain_head"))
-        if plain.weights is None:
-            st.error(t(f"self_attention.lab.plain.{plain.problem}"))
-        else:
-            st.dataframe(pd.DataFrame({
-                t("self_attention.lab.col.score"): [num(s) for s in scores],
-                t("self_attention.lab.col.plain"): [f"{w:.3f}" for w in plain.weights],
-            }), hide_index=True, width="stretch")
-            st.caption(t("self_attention.lab.plain_sum", total=num(plain.total)))
-            if plain.problem == "negative":
-                st.warning(t("self_attention.lab.plain.negative"))
-    series = {t("self_attention.lab.col.softmax"): list(steps.weights),
-              t("self_attention.lab.col.plain"): list(plain.weights) if plain.weights is not None
-              else [None] * len(scores)}
-    draw.vega_cached(grouped_bars, (labels, series), dict(title=t("self_attention.lab.chart"),
-                                                         x_title=t("self_attention.lab.col.score"),
-                                                         y_title=t("self_attention.axis.weight"),
-                                                         legend_title=t("self_attention.lab.method")),
-                     width="stretch")  # built once per input, shared by every session
 
 
 def _lab_cases() -> None:
@@ -461,74 +386,36 @@ def why_scale(seed: int) -> None:
 # --- 4. multi-head vs one big head ------------------------------------------------------------
 
 
-@st.fragment
+MH_LABELS = {
+    "heads": "self_attention.mh.heads", "scale": "self_attention.scale", "mask": "self_attention.mask",
+    "x": "self_attention.mh.x", "split": "self_attention.mh.split", "slice": "self_attention.mh.slice",
+    "head_weights": "self_attention.mh.head_weights", "seeds_note": "self_attention.mh.seeds_note",
+    "big_head": "self_attention.mh.big_head", "big_weights": "self_attention.mh.big_weights",
+    "favourite": "self_attention.mh.favourite", "sep": "self_attention.mh.sep",
+    "compare_line": "self_attention.mh.compare_line", "concat": "self_attention.mh.concat",
+    "concat_chart": "self_attention.mh.concat_chart", "w_o": "self_attention.mh.w_o", "output": "self_attention.mh.output",
+    "w_o_note": "self_attention.mh.w_o_note", "axis_token": "self_attention.axis.token", "axis_dim": "self_attention.axis.dim",
+    "axis_value": "self_attention.axis.value", "axis_key": "self_attention.axis.key", "axis_query": "self_attention.axis.query",
+    "axis_weight": "self_attention.axis.weight", "axis_in_dim": "self_attention.axis.in_dim",
+    "axis_out_dim": "self_attention.axis.out_dim", "numbers": "self_attention.browser.numbers",
+}
+
+
 def multi_head(seed: int) -> None:
-    """The seeds' 3-token example split into heads, against one big head, then Concat · W_O."""
-    st.markdown(t("self_attention.mh.intro", **dict(zip("abc", example_tokens()))))
-    x = am.SEED_MULTIHEAD_X
-    d = x.shape[1]
+    """The seeds' 3-token example split into heads, against one big head, then Concat · W_O:
+    the head count and both toggles answer in the browser (``ui.components.lessons``)."""
     tokens = example_tokens()
-    c1, c2, c3 = st.columns(3)
-    counts = am.head_counts(d)
-    n_heads = c1.selectbox(t("self_attention.mh.heads"), counts,
-                           **state.bind("sa_mh_heads", default=counts[min(1, len(counts) - 1)], options=counts))
-    scale = c2.toggle(t("self_attention.scale"), **state.bind("sa_mh_scale"))
-    causal = c3.toggle(t("self_attention.mask"), **state.bind("sa_mh_mask"))
-    w_o = am.random_w_o(d, seed)
-    steps = am.multi_head_steps(x, int(n_heads), w_o=w_o, scale=scale, causal=causal)
-    tok_t, dim_t, val_t = t("self_attention.axis.token"), t("self_attention.axis.dim"), t("self_attention.axis.value")
-    key_t, query_t, weight_t = t("self_attention.axis.key"), t("self_attention.axis.query"), t("self_attention.axis.weight")
-
-    show_matrix(x, tokens, dims(d), title=t("self_attention.mh.x"), x_title=dim_t, y_title=tok_t,
-                      value_title=val_t, cell=40)
-    st.markdown(t("self_attention.mh.split", h=steps.n_heads, d=d, d_head=steps.d_head))
-    per_row = min(steps.n_heads, 3)
-    for start in range(0, steps.n_heads, per_row):
-        cols = st.columns(per_row)
-        for col, h in zip(cols, range(start, min(start + per_row, steps.n_heads))):
-            with col:
-                lo = h * steps.d_head
-                show_matrix(steps.q[h], tokens, [str(lo + c + 1) for c in range(steps.d_head)],
-                                  title=t("self_attention.mh.slice", h=h + 1), x_title=dim_t, y_title=tok_t,
-                                  value_title=val_t, cell=36)
-                show_matrix(steps.weights[h], tokens, tokens, title=t("self_attention.mh.head_weights", h=h + 1),
-                                  x_title=key_t, y_title=query_t, value_title=weight_t, value_format=".3f",
-                                  diverging=False, cell=48)
-    st.caption(t("self_attention.mh.seeds_note", **dict(zip("abc", example_tokens()))))
-
-    st.markdown(t("self_attention.mh.big_head", d=d))
-    show_matrix(steps.single.weights, tokens, tokens, title=t("self_attention.mh.big_weights", d=d),
-                      x_title=key_t, y_title=query_t, value_title=weight_t, value_format=".3f",
-                      diverging=False, cell=48)
-    lines = []
-    for i, tok in enumerate(tokens):
-        per_head = t("self_attention.mh.sep").join(
-            t("self_attention.mh.favourite", h=h + 1, token=tokens[int(np.argmax(steps.weights[h, i]))],
-              pct=f"{100 * steps.weights[h, i].max():.0f}")
-            for h in range(steps.n_heads))
-        big = tokens[int(np.argmax(steps.single.weights[i]))]
-        lines.append(t("self_attention.mh.compare_line", token=tok, heads=per_head, big=big,
-                       pct=f"{100 * steps.single.weights[i].max():.0f}"))
-    st.markdown("\n".join(lines))
-    _concat_and_project(steps, w_o, tokens, d)
-
-
-def _concat_and_project(steps: am.MultiHeadSteps, w_o: np.ndarray, tokens: list[str], d: int) -> None:
-    """The heads' outputs side by side, W_O, and the projected result."""
-    tok_t, dim_t, val_t = t("self_attention.axis.token"), t("self_attention.axis.dim"), t("self_attention.axis.value")
-    st.markdown(t("self_attention.mh.concat"))
-    st.latex(r"\text{MultiHead}(X) = \text{Concat}(\text{head}_1, \dots, \text{head}_h)\, W_O")
-    cols = st.columns(3)
-    with cols[0]:
-        show_matrix(steps.concat, tokens, dims(d), title=t("self_attention.mh.concat_chart"), x_title=dim_t,
-                          y_title=tok_t, value_title=val_t, value_format=".2f", cell=40)
-    with cols[1]:
-        show_matrix(w_o, dims(d), dims(d), title=t("self_attention.mh.w_o"), x_title=t("self_attention.axis.out_dim"),
-                          y_title=t("self_attention.axis.in_dim"), value_title=val_t, cell=34)
-    with cols[2]:
-        show_matrix(steps.output, tokens, dims(d), title=t("self_attention.mh.output"), x_title=dim_t,
-                          y_title=tok_t, value_title=val_t, value_format=".2f", cell=40)
-    st.caption(t("self_attention.mh.w_o_note"))
+    st.markdown(t("self_attention.mh.intro", **dict(zip("abc", tokens))))
+    x = am.SEED_MULTIHEAD_X
+    counts = am.head_counts(x.shape[1])
+    default = counts[min(1, len(counts) - 1)]
+    knobs = {"sa_mh_heads": fitted(state.get("sa_mh_heads", default=default), counts, default),
+             "sa_mh_scale": state.get("sa_mh_scale"), "sa_mh_mask": state.get("sa_mh_mask")}
+    state.show_notes()  # a crafted value fell back: say so in the page's language
+    lessons.attention({
+        "view": "mh", "knobs": lessons.knob_specs(knobs, {"sa_mh_heads": default}), "x": x.tolist(), "w_o": am.random_w_o(x.shape[1], seed).tolist(),
+        "counts": counts, "tokens": tokens, "words": dict(zip("abc", tokens)), "labels": lessons.labels(MH_LABELS),
+    }, key="sa_mh")
 
 
 # --- the page's frame ----------------------------------------------------------------------
@@ -537,7 +424,7 @@ def _concat_and_project(steps: am.MultiHeadSteps, w_o: np.ndarray, tokens: list[
 def prepare() -> dict[str, str]:
     """Before the title: translated option labels follow a language switch, an untouched example
     follows it too; returns the intro's words ({a}, {b}, {c})."""
-    relabel_after_language_switch("sa_lang_seen", ("sa_source", "sa_query", "sa_lab_case"))
+    relabel_after_language_switch("sa_lang_seen", ("sa_source",))
     follow_language()
     return toy_words()
 

@@ -1,9 +1,11 @@
 // Build the app's components, each one ES module with no CDN: the Overview's journey picture
 // (src/index.ts -> build/journey.js, src/journey.css -> build/journey.css), the 3-D point
 // space (src/space3d.ts -> build/space3d.js, src/space3d.css -> build/space3d.css), the
-// sampling knobs of the Logits and Generation pages (src/sampling_lab.ts -> build/sampling_lab.js)
-// and the rest of ENTRIES below (one shared package; each bundles knob_state.ts, the browser
-// knobs' shared state); then
+// sampling knobs of the Logits and Generation pages (src/sampling_lab.ts -> build/sampling_lab.js),
+// the lesson knobs of the Positional-encoding and Self-attention pages (src/positional_view.ts,
+// src/attention_view.ts, both with src/lessons.css and the shared modules in src/lessons/) and the
+// rest of ENTRIES below (one shared package; each bundles knob_state.ts, the browser knobs' shared
+// state); then
 // build/SOURCE_HASH: the sha256 of the sources (see sourceHash below;
 // tests/unit/test_component_bundles.py recomputes it and fails when a committed bundle was
 // built from other sources). Run: npm ci && npm run build
@@ -48,6 +50,8 @@ const ENTRIES = [
   { name: "sampling_lab", entry: "sampling_lab.ts", css: "sampling_lab.css", what: "the sampling knobs" },
   { name: "bpe_steps", entry: "bpe_steps.ts", css: "bpe_steps.css", what: "the BPE merge steps" },
   { name: "mha_heads", entry: "mha_heads.ts", css: "mha_heads.css", what: "the head picker and enlarged head" },
+  { name: "positional", entry: "positional_view.ts", css: "lessons.css", what: "the positional-encoding knobs" },
+  { name: "attention", entry: "attention_view.ts", css: "lessons.css", what: "the self-attention knobs" },
 ];
 for (const { name, entry, css, what } of ENTRIES) {
   await build({

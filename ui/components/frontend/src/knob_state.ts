@@ -14,15 +14,19 @@
 //   * Nothing here calls setStateValue/setTriggerValue: a component sends its knobs' values
 //     only with a trigger for a server action (`knobValues`), and Python validates and commits.
 
-export interface KnobSpec {
+// A number, or a value already written as its link text (a flag "1"/"0" travels as 1/0; a list
+// of pairs "0,5"; a typed text): ui.state parses it back from the link either way.
+export type KnobValue = number | string;
+
+export interface KnobSpec<T extends KnobValue = number> {
   name: string; // the ui.state name; also the link parameter
-  value: number; // the server's durable value (already checked by Python)
-  default: number; // the declared default: a default value stays out of the link
+  value: T; // the server's durable value (already checked by Python)
+  default: T; // the declared default: a default value stays out of the link
 }
 
 interface Stored {
-  v: number; // the browser's value
-  s: number; // the server's value when the browser last saw it
+  v: KnobValue; // the browser's value
+  s: KnobValue; // the server's value when the browser last saw it
   d: string; // the document it was written in (a fresh load takes the server's value)
 }
 
@@ -30,14 +34,15 @@ const PREFIX = "tj.knob.";
 const DOCUMENT = String(performance.timeOrigin); // one value per loaded document
 
 // Knobs shown now, by name, with the page (pathname) they belong to: merged into the address bar.
-const shown = new Map<string, { value: number; fallback: number; path: string }>();
+const shown = new Map<string, { value: KnobValue; fallback: KnobValue; path: string }>();
 
 function read(name: string): Stored | null {
   try {
     const raw = sessionStorage.getItem(PREFIX + name);
     if (raw === null) return null;
     const s = JSON.parse(raw) as Stored;
-    return typeof s.v === "number" && typeof s.s === "number" && typeof s.d === "string" ? s : null;
+    const ok = (v: unknown) => typeof v === "number" || typeof v === "string";
+    return ok(s.v) && ok(s.s) && typeof s.d === "string" ? s : null;
   } catch {
     return null; // storage blocked (privacy mode) or a stale format: behave as a fresh knob
   }
@@ -52,17 +57,17 @@ function write(name: string, stored: Stored): void {
 }
 
 /** The value a knob shows now (see the rules above); also records it for the address bar. */
-export function restoreKnob(spec: KnobSpec): number {
+export function restoreKnob<T extends KnobValue = number>(spec: KnobSpec<T>): T {
   const stored = read(spec.name);
   let value = spec.value;
-  if (stored && stored.d === DOCUMENT && stored.s === spec.value) value = stored.v;
+  if (stored && stored.d === DOCUMENT && stored.s === spec.value && typeof stored.v === typeof spec.value) value = stored.v as T;
   write(spec.name, { v: value, s: spec.value, d: DOCUMENT });
   remember(spec, value);
   return value;
 }
 
 /** Record a moved knob: sessionStorage and the address bar. Sends nothing to the server. */
-export function saveKnob(spec: KnobSpec, value: number): void {
+export function saveKnob<T extends KnobValue = number>(spec: KnobSpec<T>, value: T): void {
   const stored = read(spec.name);
   write(spec.name, { v: value, s: stored && stored.d === DOCUMENT ? stored.s : spec.value, d: DOCUMENT });
   remember(spec, value);
@@ -75,7 +80,7 @@ export function knobValues(specs: KnobSpec[], current: (name: string) => number)
   return out;
 }
 
-function remember(spec: KnobSpec, value: number): void {
+function remember(spec: KnobSpec<KnobValue>, value: KnobValue): void {
   shown.set(spec.name, { value, fallback: spec.default, path: location.pathname });
   watchAddressBar();
   mergeIntoAddressBar();
