@@ -6,9 +6,12 @@ force the device, limit the CPU thread pools, install the Streamlit patches
 (``serving.models.configure``), register the app's precompute hooks, and start the background
 load: the built-ins loaded and precomputed on a worker thread, then the second-tier tables.
 
-Entry points call it once: ``scripts/run_app.py`` early on its import thread, and every page
-through ``ui.page.setup`` (``ui.resources.start_once``) for a plain ``streamlit run app.py``.
-Nothing here runs at import.
+Entry points call it once. ``streamlit run app.py`` (the README's command and every launcher in
+``scripts/``) first imports ``app.py`` as a module, finds its ``st.App`` and serves it; that
+app's ``lifespan`` (``launch_lifespan`` below) starts everything on a thread of its own before
+the server accepts its first connection, so the browser loads Streamlit's page while torch and
+the Overview's model load. Every page also calls ``start_once`` (``ui.page.setup``): the same
+start, for a script run with no launcher before it (AppTest). Nothing here runs at import.
 
 Example: start(Settings.from_env())
 """
@@ -20,7 +23,8 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, MutableMapping
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -61,10 +65,58 @@ def settings_or_exit(environ: Mapping[str, str] | None = None) -> Settings:
         raise SystemExit(2) from None
 
 
+# numpy's and torch's thread pools read these when they are first imported (a value already set in
+# the environment wins); ``serving.process.limit_cpu_threads`` brings pools started earlier down.
+POOL_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+LAUNCH_THREAD = "token-journey-launch"
+
+
+def set_pool_variables(threads: int, environ: MutableMapping[str, str] | None = None) -> None:
+    """Before numpy or torch is imported: their pools then start with ``threads`` threads (one per
+    request serves a class best; ``serving.process.limit_cpu_threads`` explains why).
+
+    Example: set_pool_variables(1)  # OPENBLAS_NUM_THREADS=1 ... unless already set
+    """
+    env = os.environ if environ is None else environ
+    for name in POOL_VARIABLES:
+        env.setdefault(name, str(max(1, threads)))
+
+
+def launch_lifespan(begin: Callable[[Settings], None]) -> Callable[[Any], AbstractAsyncContextManager[None]]:
+    """The ``lifespan`` of ``app.py``'s ``st.App``, for ``streamlit run app.py``.
+
+    Reads the settings now (a malformed ``TOKEN_JOURNEY_*`` value: its one line on stderr, exit
+    code 2, before the server listens) and sets the thread-pool variables before numpy is
+    imported. When the server starts, ``begin(settings)`` (``start`` and the first page's imports:
+    ~1.2 s of imports, then the Overview's model) runs on a thread of its own, so the server
+    answers at once and the browser loads Streamlit's page (~1.3 s of script parsing, in the
+    browser's process) meanwhile; the first script run then finds it done or joins it
+    (``start``'s lock), never starting a second one. ``bench/cold_start.py`` measures it.
+
+    Example: app = st.App(__file__, lifespan=launch_lifespan(lambda s: start(s, APP)))
+    """
+    settings = settings_or_exit()
+    set_pool_variables(settings.threads)
+
+    def run_begin() -> None:
+        try:
+            begin(settings)
+        except Exception as error:  # the first page runs the same start itself and shows the error
+            print(f"[token-journey] start-up: {type(error).__name__}: {error}", file=sys.stderr, flush=True)
+
+    @asynccontextmanager
+    async def lifespan(_app: Any) -> AsyncIterator[None]:
+        # not a joined worker: a page's start_once waits on ``start``'s lock, not on this thread
+        threading.Thread(target=run_begin, name=LAUNCH_THREAD, daemon=True).start()
+        yield
+
+    return lifespan
+
+
 def start_once(app: AppParts | None = None) -> Settings:
     """``start`` with the environment's settings, unless the process has started already.
 
-    Called from a page's script thread under a plain ``streamlit run app.py``, where raising
+    Called from a page's script thread (after the launcher's start, a no-op), where raising
     ``SystemExit`` would end only that thread: a malformed setting ends the whole process (exit
     code 2) after its one line on stderr, as the launcher does.
     """
