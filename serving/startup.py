@@ -33,6 +33,9 @@ from serving.settings import Settings, SettingsError
 from serving.workers import SHUTTING_DOWN, start_worker
 
 START_GRACE_S = 1.0  # after the first page's script ends: the browser fetches its JavaScript meanwhile
+SCRIPT_THREAD = "ScriptRunner.scriptThread"  # Streamlit's thread for a session's runs (alive while it runs)
+YIELD_LIMIT_S = 2.0  # start-up waits at most this long per step for the pages being run
+YIELD_POLL_S = 0.02
 
 
 @dataclass(frozen=True)
@@ -178,22 +181,43 @@ def _hold_until_first_page(deadline: float) -> None:
     _FIRST_PAGE_DRAWN.wait(max(0.0, deadline - time.monotonic()))
 
 
+def yield_to_pages(limit_s: float = YIELD_LIMIT_S) -> float:
+    """Wait while a student's page is being run (at most ``limit_s``); returns the seconds waited.
+
+    Start-up work (the second model, precomputed tables, chart libraries) is for students still to
+    come; a student waiting for a page comes first. Every thread of the process shares one
+    interpreter lock, so a page run beside a precomputation takes about twice as long: the
+    background work takes its next step only when no script runs. ``limit_s`` keeps a busy class
+    from holding start-up back for ever (a page then computes what it needs itself).
+    """
+    started = time.monotonic()
+    end = started + limit_s
+    while time.monotonic() < end and any(t.name == SCRIPT_THREAD for t in threading.enumerate()):
+        time.sleep(YIELD_POLL_S)
+    return time.monotonic() - started
+
+
 def _start_background_load(settings: Settings, app: AppParts) -> None:
     """Load the built-ins (and run every precompute hook) on a worker thread, then the tables
-    the pages need later."""
+    the pages need later; after the first page, each step waits for the pages being run."""
     from serving import models, process
 
     registry = models.registry()
-    if settings.start_hold_s > 0:
-        deadline = time.monotonic() + settings.start_hold_s
-        registry.prepare_gate = lambda: _hold_until_first_page(deadline)
+    deadline = time.monotonic() + settings.start_hold_s
 
-    def load(name: str) -> None:
+    def hold() -> None:
+        if settings.start_hold_s > 0:
+            _hold_until_first_page(deadline)
+        yield_to_pages()
+
+    registry.prepare_gate = hold
+
+    def load(name: str) -> bool:
         try:
             registry.get(name)
         except Exception:  # a broken checkpoint: the page that asks shows the message
-            return
-        registry.wait_ready(name, timeout=120)
+            return False
+        return True
 
     def after_start() -> None:
         """The built-ins' second-tier tables, once the Overview can already be served."""
@@ -201,25 +225,33 @@ def _start_background_load(settings: Settings, app: AppParts) -> None:
             for key, fn in app.after_start.items():
                 if SHUTTING_DOWN.is_set():
                     return
+                yield_to_pages()
                 try:
                     registry.derived(name, key, fn)
                 except Exception:  # the page that needs it computes it again and shows the error
                     continue
 
     def work() -> None:
-        # The Overview's model first: the first student waits for it. The chart libraries the
-        # other pages import (~1.2 s, on the same interpreter lock as the server's start) after.
+        # The Overview's model first: the first student waits for it. Then, once that Overview is
+        # drawn, the chart libraries every other page imports (~1.2 s: a page visited meanwhile
+        # would import them itself, on the same lock), while the first model's tables are
+        # precomputed on their own thread; then the second model.
         first, *rest = models.builtin_model_names()
-        load(first)
-        for module in app.warm_imports:
-            try:
-                importlib.import_module(module)
-            except Exception:  # an optional chart library missing: the page that needs it says so
-                pass
+        if load(first):
+            hold()
+            for module in app.warm_imports:
+                yield_to_pages()
+                try:
+                    importlib.import_module(module)
+                except Exception:  # an optional chart library missing: the page that needs it says so
+                    pass
+            registry.wait_ready(first, timeout=120)
         for name in rest:
             if SHUTTING_DOWN.is_set():
                 return
-            load(name)
+            yield_to_pages()
+            if load(name):
+                registry.wait_ready(name, timeout=120)
         after_start()
         if settings.gc_freeze:
             process.freeze_heap()

@@ -121,7 +121,7 @@ def _classroom(tmp_path: Path, haproxy: bool, *args: str) -> subprocess.Complete
     and, with ``haproxy``, a stand-in HAProxy that copies the configuration it is given."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir(exist_ok=True)
-    for tool in ("bash", "nproc", "hostname", "sed", "mktemp", "seq", "cat", "rm", "dirname"):
+    for tool in ("bash", "nproc", "hostname", "sed", "mktemp", "seq", "cat", "cp", "rm", "dirname"):
         found = shutil.which(tool)
         if found:
             (bin_dir / tool).symlink_to(found)

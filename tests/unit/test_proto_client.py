@@ -339,3 +339,56 @@ def test_a_session_sends_its_cached_hashes_unless_told_not_to() -> None:
         msg = BackMsg()
         msg.ParseFromString(sent[-1])
         assert list(msg.rerun_script.cached_message_hashes) == expected
+
+
+def test_a_real_server_sends_references_for_what_the_client_holds_and_it_resolves_them() -> None:
+    """``streamlit run app.py``: the second visit of a page sends its large elements as references
+    to the client's cache (fewer bytes, the same widgets); a client without a cache gets them again."""
+    import asyncio
+    import os
+    import socket
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TOKEN_JOURNEY_")}
+    env["TOKEN_JOURNEY_DEVICE"] = "cpu"
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.address", "127.0.0.1",
+                             "--server.port", str(port), "--server.headless", "true"],
+                            cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+
+    async def two_visits(use_cache: bool) -> tuple[int, int, int, int, int]:
+        session = Session(url, use_cache=use_cache)
+        await session.open(timeout=120)
+        first = await session.go_to("embeddings", 120)
+        widgets = sorted(w.key for w in session.widgets.values())
+        second = await session.go_to("embeddings", 120)
+        assert first.ok and second.ok, (first, second)
+        assert sorted(w.key for w in session.widgets.values()) == widgets  # nothing lost in the references
+        await session.close()
+        return first.bytes_in, second.bytes_in, session.cache.hits, len(widgets), len(session.cache.hashes())
+
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                urllib.request.urlopen(url + "/_stcore/health", timeout=2)
+                break
+            except OSError:
+                assert time.monotonic() < deadline and proc.poll() is None, "the server did not start"
+                time.sleep(0.3)
+        first, second, hits, widgets, held = asyncio.run(two_visits(True))
+        assert hits > 0 and held > 0 and widgets > 0
+        assert second < first / 2, (first, second)  # the large elements came as short references
+        plain_first, plain_second, plain_hits, _, _ = asyncio.run(two_visits(False))
+        assert plain_hits == 0 and plain_second > plain_first / 2
+    finally:
+        proc.terminate()
+        proc.wait(30)

@@ -187,3 +187,15 @@ def test_the_readme_run_command_loads_the_models_before_anyone_connects() -> Non
     finally:
         proc.terminate()
         proc.wait(30)
+
+
+def test_start_up_work_waits_for_the_pages_being_run_but_not_for_ever() -> None:
+    assert startup.yield_to_pages(1.0) < 0.2  # no page running: no wait
+    page = threading.Thread(target=time.sleep, args=(0.4,), name=startup.SCRIPT_THREAD)
+    page.start()
+    waited = startup.yield_to_pages(5.0)
+    assert 0.3 <= waited < 2.0 and not page.is_alive()  # waited for that run to end
+    busy = threading.Thread(target=time.sleep, args=(2.0,), name=startup.SCRIPT_THREAD)
+    busy.start()
+    assert 0.2 <= startup.yield_to_pages(0.25) < 1.5  # a class that never pauses: the limit
+    busy.join()
