@@ -165,6 +165,7 @@ class ByteCounter:
         self.http = 0
         self.websocket = 0
         self.requests = 0
+        self.runs_finished = 0  # script_finished messages (the server's run for an action is over)
         cdp = page.context.new_cdp_session(page)
         cdp.send("Network.enable")
         cdp.on("Network.loadingFinished", self._finished)
@@ -175,10 +176,21 @@ class ByteCounter:
         self.requests += 1
 
     def _frame(self, event: dict) -> None:
+        import base64
+
+        from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
         response = event.get("response", {})
         data = response.get("payloadData", "")
-        # opcode 2: a binary frame, whose payload the protocol gives in base64
-        self.websocket += len(data) * 3 // 4 - data.count("=") if response.get("opcode") == 2 else len(data.encode())
+        if response.get("opcode") != 2:  # text frames: none expected, counted all the same
+            self.websocket += len(data.encode())
+            return
+        raw = base64.b64decode(data)  # a binary frame's payload comes in base64
+        self.websocket += len(raw)
+        msg = ForwardMsg()
+        msg.ParseFromString(raw)
+        if msg.WhichOneof("type") == "script_finished" and msg.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN:
+            self.runs_finished += 1
 
     def total(self) -> tuple[int, int]:
         return self.http, self.websocket
@@ -205,7 +217,14 @@ def bytes_run(root: Path, label: str, quiet_ms: float) -> list[tuple[str, str, i
 
             def measure(name: str, what: str, act) -> None:
                 http0, ws0 = counter.total()
+                runs = counter.runs_finished
                 act()
+                for _ in range(3000):  # the server's run for this action (up to 60 s), then the page
+                    if counter.runs_finished > runs:
+                        break
+                    page.wait_for_timeout(20)
+                else:
+                    print(f"  ({name} {what}: no run finished)", flush=True)
                 settle(page, quiet_ms)
                 http1, ws1 = counter.total()
                 rows.append((name, what, http1 - http0, ws1 - ws0))
@@ -213,7 +232,7 @@ def bytes_run(root: Path, label: str, quiet_ms: float) -> list[tuple[str, str, i
                       f"{(ws1 - ws0) / 1024:8.1f} KiB", flush=True)
 
             def new_prompt(index: int) -> None:
-                box = page.locator('[data-testid="stSidebar"] textarea').first
+                box = page.locator('[data-testid="stSidebar"] .st-key-w_prompt textarea')
                 box.fill(PROMPTS[index % len(PROMPTS)])
                 box.press("Control+Enter")
 
