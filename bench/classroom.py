@@ -621,6 +621,8 @@ def main() -> None:
         try:
             if server.proc:
                 print(f"# {server.name}: healthy after {server.started_s:.1f} s", flush=True)
+            else:  # a server started elsewhere may still be starting (HAProxy answers 503 until a replica does)
+                print(f"# {server.url}: healthy after {wait_healthy(server.url):.1f} s", flush=True)
             visits = asyncio.run(first_visits(server.url, args.timeout, not args.no_message_cache))
             if server.proc:
                 # process start -> the Overview's first script_finished (its first visit right after health OK)
