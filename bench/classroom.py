@@ -14,8 +14,16 @@ or no answer within ``--timeout``), server CPU (all its processes, % of one core
 (per process), KiB received per interaction, and the load average of the machine.
 
 Servers, started by the bench on loopback ports and stopped afterwards:
-  single      ``scripts/run_app.py`` (one Streamlit process)
+  single      ``streamlit run app.py`` (the README's run command: one Streamlit process)
+  classroom   ``scripts/classroom.sh`` (the README's classroom command: every core behind HAProxy
+              where HAProxy is installed, else one process)
   replicated  ``scripts/serve.sh --replicas R`` (R processes behind HAProxy)
+or ``--url`` for a server that is already running (any of these, a container, a proxy; ``--pid``
+names its process, whose tree's CPU and replicas' RSS are then reported).
+
+Every simulated student keeps Streamlit's message cache as a browser tab does
+(``bench/proto_client.py``: it sends ``cached_message_hashes`` and resolves the server's
+references); ``--no-message-cache`` makes clients that never send them (every element in full).
 
 Also printed, for each started server: the cold start (process start -> the Overview's first
 ``script_finished`` for a fresh session, i.e. interactive; health OK alone is not enough: both
@@ -29,6 +37,7 @@ Run (short default; the issue's protocol is --duration 60):
   .venv/bin/python bench/classroom.py --students 30 --duration 1800 --rss-every 60 --rss-warmup 300  # 30-minute flat-RSS run
   .venv/bin/python bench/classroom.py --students 30 --duration 60 --with-training --rss-every 10  # + Training snapshots
   .venv/bin/python bench/classroom.py --url http://127.0.0.1:8501 --students 5   # an existing server
+  .venv/bin/python bench/classroom.py --url http://127.0.0.1:8501 --pid "$(pgrep -f scripts/serve.sh)" --students 60
   .venv/bin/python bench/classroom.py --students 30 --roots before=/tmp/before,after=.   # before/after, one run
   .venv/bin/python bench/classroom.py --students 30,60 --duration 60 --rounds 2 \
       --variant on= --variant nocoalesce=TOKEN_JOURNEY_COALESCE=0   # a switch on/off, ABAB, one run
@@ -156,12 +165,16 @@ class Server:
     proc: subprocess.Popen | None = None
     started_s: float = 0.0
     t0: float = 0.0  # perf_counter() when the process was started
+    pid: int = 0  # --url: the running server's process (its tree), if given
 
     def pids(self) -> list[int]:
-        return tree(self.proc.pid) if self.proc else []
+        if self.proc:
+            return tree(self.proc.pid)
+        return tree(self.pid) if self.pid else []
 
     def replicas(self) -> list[int]:
-        return [p for p in self.pids() if "run_app.py" in comm(p)]
+        """The Streamlit processes (``streamlit run app.py``), not HAProxy or the shell."""
+        return [p for p in self.pids() if is_streamlit_server(comm(p))]
 
     def stop(self) -> None:
         if self.proc and self.proc.poll() is None:
@@ -176,26 +189,48 @@ class Server:
                         pass
 
 
+def is_streamlit_server(cmdline: str) -> bool:
+    """A ``streamlit run ... app.py`` process (also ``python -m streamlit run``).
+
+    Example: is_streamlit_server("/x/.venv/bin/python -m streamlit run app.py --server.port 1") -> True
+    """
+    words = cmdline.split()
+    return any(w.endswith("streamlit") for w in words) and "run" in words and any(
+        w.endswith("app.py") for w in words)
+
+
+def server_command(kind: str, port: int, replicas: int, python: str) -> list[str]:
+    """The command line of a server of ``kind`` on loopback ``port`` (run from the app's root).
+
+    ``single`` is the README's run command with only what loopback and a headless machine need
+    (the rest comes from .streamlit/config.toml, as for a teacher); ``classroom`` the README's
+    classroom command (every core where HAProxy is installed); ``replicated`` ``scripts/serve.sh``.
+    """
+    if kind == "single":
+        return [python, "-m", "streamlit", "run", "app.py", "--server.address", "127.0.0.1", "--server.port",
+                str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false"]
+    if kind == "classroom":
+        return ["bash", "scripts/classroom.sh", "--replicas", str(replicas), "--address", "127.0.0.1",
+                "--port", str(port)]
+    if kind == "replicated":
+        return ["bash", "scripts/serve.sh", "--replicas", str(replicas), "--address", "127.0.0.1",
+                "--port", str(port), "--base-port", str(free_port() + 1000 if port < 50000 else 20000)]
+    raise ValueError(kind)
+
+
 def start_server(kind: str, replicas: int, env_extra: dict[str, str], root: Path = ROOT, label: str = "") -> Server:
     port = free_port()
     env = {**os.environ, "TOKEN_JOURNEY_THREADS": "1", **env_extra}
-    py = str(ROOT / ".venv" / "bin" / "python")
-    if kind == "single":
-        cmd = [py, "scripts/run_app.py", "--server.address", "127.0.0.1", "--server.port", str(port),
-               "--server.headless", "true", "--browser.gatherUsageStats", "false",
-               "--server.fileWatcherType", "none"]
-    elif kind == "replicated":
-        cmd = ["bash", "scripts/serve.sh", "--replicas", str(replicas), "--address", "127.0.0.1",
-               "--port", str(port), "--base-port", str(free_port() + 1000 if port < 50000 else 20000)]
-    else:
-        raise ValueError(kind)
+    if kind == "classroom":
+        env.setdefault("TOKEN_JOURNEY_ALLOWED_HOSTS", "127.0.0.1")
+    cmd = server_command(kind, port, replicas, str(ROOT / ".venv" / "bin" / "python"))
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
-    name = kind if kind == "single" else f"replicated x{replicas}"
+    name = kind if kind != "replicated" else f"replicated x{replicas}"
     server = Server(f"{label}:{name}" if label else name, f"http://127.0.0.1:{port}", proc, t0=start)
     wait_healthy(server.url)
-    if kind == "replicated":  # HAProxy answers before every replica does
+    if kind != "single":  # HAProxy answers before every replica does
         time.sleep(1.0)
     server.started_s = time.perf_counter() - start
     return server
@@ -214,6 +249,7 @@ class Stats:
     by_kind: dict[str, list[float]] = field(default_factory=dict)
     finished_at: list[float] = field(default_factory=list)  # perf_counter when each interaction ended
     kinds: list[str] = field(default_factory=list)  # each interaction's kind, in the order of ``latencies``
+    cache_refs: int = 0  # elements the server sent as a reference to the client's message cache
 
 
 def browser_cookie(url: str) -> str | None:
@@ -224,9 +260,9 @@ def browser_cookie(url: str) -> str | None:
 
 
 async def student(index: int, url: str, until: float, every: float, timeout: float, stats: Stats,
-                  seed: int, pages: tuple[str, ...] = PAGES) -> None:
+                  seed: int, pages: tuple[str, ...] = PAGES, use_cache: bool = True) -> None:
     rng = random.Random(seed * 1000 + index)
-    session = Session(url)
+    session = Session(url, use_cache=use_cache)
     doing = "open"  # what a dropped student was waiting for
     try:
         cookie = await asyncio.to_thread(browser_cookie, url)
@@ -284,6 +320,7 @@ async def student(index: int, url: str, until: float, every: float, timeout: flo
         stats.dropped += 1
         stats.errors.append(f"dropped ({doing}): {type(err).__name__}: {err}"[:200])
     finally:
+        stats.cache_refs += session.cache.hits
         try:
             await session.close()
         except Exception:
@@ -322,10 +359,11 @@ async def classroom(url: str, n: int, duration: float, every: float, timeout: fl
                     rss_sample: Callable[[], list[float]] | None = None, rss_every: float = 0.0,
                     rss_out: list[tuple[float, list[float]]] | None = None,
                     pages: tuple[str, ...] = PAGES, server_cpu: Callable[[], float] | None = None,
-                    cpu_every: float = 0.0, cpu_out: list[tuple[float, float | None, float]] | None = None) -> Stats:
+                    cpu_every: float = 0.0, cpu_out: list[tuple[float, float | None, float]] | None = None,
+                    use_cache: bool = True) -> Stats:
     stats = Stats()
     until = time.perf_counter() + duration
-    tasks = [student(i, url, until, every, timeout, stats, seed, pages) for i in range(n)]
+    tasks = [student(i, url, until, every, timeout, stats, seed, pages, use_cache) for i in range(n)]
     if rss_sample is not None and rss_every > 0 and rss_out is not None:
         tasks.append(sample_rss(rss_sample, rss_every, until, rss_out))
     if cpu_every > 0 and cpu_out is not None:
@@ -337,9 +375,9 @@ async def classroom(url: str, n: int, duration: float, every: float, timeout: fl
 FIRST_VISIT_PAGES = (*PAGES[1:], "training")  # Training joins the class mix with --with-training
 
 
-async def first_visits(url: str, timeout: float) -> dict[str, float]:
+async def first_visits(url: str, timeout: float, use_cache: bool = True) -> dict[str, float]:
     """One fresh session visits every page once (the server's first visit of each page)."""
-    session = Session(url)
+    session = Session(url, use_cache=use_cache)
     session.cookie = await asyncio.to_thread(browser_cookie, url)
     out = {"overview": (await session.open(timeout=timeout)).seconds}
     for page in FIRST_VISIT_PAGES:
@@ -473,6 +511,7 @@ def report(server: Server, n: int, duration: float, every: float, stats: Stats, 
             f"p50 {pct(lat, .5) * 1000:6.0f} ms  p95 {pct(lat, .95) * 1000:6.0f} ms  max {max(lat, default=0) * 1000:6.0f} ms  "
             f"errors {len([e for e in stats.errors if not e.startswith('dropped')])}  dropped {stats.dropped}  "
             + (f"ignored {stats.ignored}  " if stats.ignored else "")
+            + f"cache refs {stats.cache_refs}  "
             + f"CPU {100 * cpu_s / duration:4.0f}%  RSS {'/'.join(f'{r:.0f}' for r in rss)} MB  "
             f"{kib:5.0f} KiB/interaction  load {load}")
 
@@ -527,12 +566,14 @@ def main() -> None:
     parser.add_argument("--students", default="10", help="comma-separated class sizes, e.g. 10,30,60")
     parser.add_argument("--duration", type=float, default=20, help="seconds per class size (issue: >= 60)")
     parser.add_argument("--every", type=float, default=2.0, help="seconds between one student's interactions")
-    parser.add_argument("--servers", default="single", help="comma-separated: single, replicated")
+    parser.add_argument("--servers", default="single", help="comma-separated: single, classroom, replicated")
     parser.add_argument("--replicas", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--url", help="use an already running server instead of starting one")
     parser.add_argument("--pid", type=int, default=0,
                         help="with --url: the server's process id (its CPU, children included, is reported)")
     parser.add_argument("--timeout", type=float, default=30, help="an interaction slower than this drops the student")
+    parser.add_argument("--no-message-cache", action="store_true",
+                        help="clients never send cached_message_hashes (every element in full; a browser sends them)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--env", action="append", default=[], help="KEY=VALUE for the started servers")
     parser.add_argument("--per-kind", action="store_true", help="also print p50/p95 per interaction kind")
@@ -575,12 +616,14 @@ def main() -> None:
             for name, variant_env in variants]
     summary: list[str] = []
     for kind, label, root, variant_env in runs:
-        server = Server("external", args.url.rstrip("/")) if args.url else \
+        server = Server("external", args.url.rstrip("/"), pid=args.pid) if args.url else \
             start_server(kind, args.replicas, {**env_extra, **variant_env}, root, label)
         try:
             if server.proc:
                 print(f"# {server.name}: healthy after {server.started_s:.1f} s", flush=True)
-            visits = asyncio.run(first_visits(server.url, args.timeout))
+            else:  # a server started elsewhere may still be starting (HAProxy answers 503 until a replica does)
+                print(f"# {server.url}: healthy after {wait_healthy(server.url):.1f} s", flush=True)
+            visits = asyncio.run(first_visits(server.url, args.timeout, not args.no_message_cache))
             if server.proc:
                 # process start -> the Overview's first script_finished (its first visit right after health OK)
                 cold = server.started_s + visits["overview"]
@@ -614,7 +657,8 @@ def main() -> None:
                                               (*PAGES, "training") if args.with_training else PAGES,
                                               (lambda: cpu_seconds(server_pids()))
                                               if server.proc or args.pid else None,
-                                              cpu_sample_every(args.window), cpu_samples))
+                                              cpu_sample_every(args.window), cpu_samples,
+                                              not args.no_message_cache))
                 cpu1 = cpu_seconds(server_pids())
                 rss = [rss_mb(p) for p in (server.replicas() or server.pids()[:1])]
                 load = load_average()

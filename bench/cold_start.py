@@ -1,7 +1,8 @@
 """Cold start and first visits, as the first student of a fresh server waits for them.
 
-For each run a new server process is started (``scripts/run_app.py``, one process, loopback;
-``--roots NAME=PATH`` runs another copy of the app, e.g. one from before a change):
+For each run a new server process is started with the README's run command (``streamlit run
+app.py``, one process, loopback; ``--roots NAME=PATH`` runs another copy of the app, e.g. one from
+before a change):
 
 - protocol (always): process start -> ``/_stcore/health`` answers -> a fresh session's first
   Overview run is finished (``script_finished``: the page is interactive; both built-in models
@@ -11,11 +12,18 @@ For each run a new server process is started (``scripts/run_app.py``, one proces
 - ``--browser``: the same on a second fresh server in headless Chromium (Playwright, the e2e
   tests' browser): process start -> the Overview is drawn and settled (no run in progress, no
   change in the main area for ``--quiet`` ms; the time is that of the last change), then each
-  page's first visit by its sidebar link, the same way.
+  page's first visit by its sidebar link, the same way;
+- ``--bytes``: in headless Chromium, what a student downloads: the Overview's first load (an empty
+  browser cache), then for every page its visit by the sidebar link and a new prompt on it (typed
+  in the sidebar, Ctrl+Enter). Bytes are counted with the DevTools protocol: every HTTP response's
+  ``encodedDataLength`` (headers and body as they came over the wire, compressed where the server
+  compressed) plus every websocket frame the server sent (its payload), from the click until the
+  page has settled.
 
-The targets of [W2-F]: cold start to the Overview interactive <= 3 s, every first visit <= 1.5 s.
+The targets of [W3-C]: README run command -> Overview drawn in Chromium <= 2.5 s, every page's
+first visit <= 1 s.
 
-Run:  .venv/bin/python bench/cold_start.py [--repeats 2] [--browser] [--roots before=/tmp/before,after=.]
+Run:  .venv/bin/python bench/cold_start.py [--repeats 2] [--browser] [--bytes] [--roots before=/tmp/before,after=.]
 """
 
 from __future__ import annotations
@@ -32,8 +40,9 @@ sys.path.insert(0, str(ROOT))
 
 from bench.classroom import FIRST_VISIT_PAGES, first_visits, load_average, rss_mb, start_server  # noqa: E402
 
-COLD_TARGET_S = 3.0
-FIRST_VISIT_TARGET_S = 1.5
+COLD_TARGET_S = 2.5
+FIRST_VISIT_TARGET_S = 1.0
+PROMPTS = ("The capital of Japan is", "法国的首都是")  # a new prompt per page: two, taken in turn
 
 # Recorded in the page: the time (ms since the epoch) of the last change inside the main area.
 OBSERVER = """
@@ -148,10 +157,113 @@ def browser_run(root: Path, label: str, quiet_ms: float) -> tuple[float, dict[st
             browser.close()
 
 
+class ByteCounter:
+    """Bytes the browser received: HTTP responses (``encodedDataLength``: headers and body as sent)
+    and the server's websocket frames (payload), from the DevTools protocol's Network events."""
+
+    def __init__(self, page) -> None:
+        self.http = 0
+        self.websocket = 0
+        self.requests = 0
+        self.runs_finished = 0  # script_finished messages (the server's run for an action is over)
+        cdp = page.context.new_cdp_session(page)
+        cdp.send("Network.enable")
+        cdp.on("Network.loadingFinished", self._finished)
+        cdp.on("Network.webSocketFrameReceived", self._frame)
+
+    def _finished(self, event: dict) -> None:
+        self.http += int(event.get("encodedDataLength", 0))
+        self.requests += 1
+
+    def _frame(self, event: dict) -> None:
+        import base64
+
+        from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+        response = event.get("response", {})
+        data = response.get("payloadData", "")
+        if response.get("opcode") != 2:  # text frames: none expected, counted all the same
+            self.websocket += len(data.encode())
+            return
+        raw = base64.b64decode(data)  # a binary frame's payload comes in base64
+        self.websocket += len(raw)
+        msg = ForwardMsg()
+        msg.ParseFromString(raw)
+        if msg.WhichOneof("type") == "script_finished" and msg.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN:
+            self.runs_finished += 1
+
+    def total(self) -> tuple[int, int]:
+        return self.http, self.websocket
+
+
+def bytes_run(root: Path, label: str, quiet_ms: float) -> list[tuple[str, str, int, int]]:
+    """[(page, "visit" | "prompt", HTTP bytes, websocket bytes)] in Chromium on a fresh server: the
+    Overview's first load, then each page's visit by its sidebar link and a new prompt there."""
+    from playwright.sync_api import sync_playwright
+
+    rows: list[tuple[str, str, int, int]] = []
+    with sync_playwright() as p:
+        from tests.e2e.conftest import _chromium
+
+        browser = p.chromium.launch(executable_path=_chromium(), headless=True, args=[
+            "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+            "--disable-background-networking", "--disable-component-update", "--disable-sync"])
+        server = start_server("single", 1, {}, root, label)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 900}, locale="en-US")
+            page.add_init_script(OBSERVER)
+            track_requests(page)
+            counter = ByteCounter(page)
+
+            def measure(name: str, what: str, act) -> None:
+                http0, ws0 = counter.total()
+                runs = counter.runs_finished
+                act()
+                for _ in range(3000):  # the server's run for this action (up to 60 s), then the page
+                    if counter.runs_finished > runs:
+                        break
+                    page.wait_for_timeout(20)
+                else:
+                    print(f"  ({name} {what}: no run finished)", flush=True)
+                settle(page, quiet_ms)
+                http1, ws1 = counter.total()
+                rows.append((name, what, http1 - http0, ws1 - ws0))
+                print(f"  {name:<22} {what:<6} HTTP {(http1 - http0) / 1024:8.1f} KiB  websocket "
+                      f"{(ws1 - ws0) / 1024:8.1f} KiB", flush=True)
+
+            def new_prompt(index: int) -> None:
+                box = page.locator('[data-testid="stSidebar"] .st-key-w_prompt textarea')
+                box.fill(PROMPTS[index % len(PROMPTS)])
+                box.press("Control+Enter")
+
+            measure("overview", "visit", lambda: page.goto(server.url + "/", wait_until="commit"))
+            measure("overview", "prompt", lambda: new_prompt(0))
+            for i, name in enumerate(FIRST_VISIT_PAGES, start=1):
+                link = page.locator(f'[data-testid="stSidebar"] a[href="{name}"], '
+                                    f'[data-testid="stSidebar"] a[href$="/{name}"]').first
+                try:
+                    link.wait_for(state="visible", timeout=15_000)
+                except Exception:  # Playwright's TimeoutError: a page this app does not have
+                    continue
+
+                def visit(link=link, name=name) -> None:
+                    link.click()
+                    page.wait_for_url(f"**/{name}*", timeout=30_000)
+
+                measure(name, "visit", visit)
+                measure(name, "prompt", lambda i=i: new_prompt(i))
+        finally:
+            server.stop()
+            browser.close()
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=1, help="fresh servers per root (and per mode)")
     parser.add_argument("--browser", action="store_true", help="also measure in headless Chromium")
+    parser.add_argument("--bytes", action="store_true",
+                        help="only the bytes a student downloads per page visit and per new prompt (Chromium)")
     parser.add_argument("--quiet", type=float, default=1000,
                         help="ms without a change or a request ending that end a browser measurement")
     parser.add_argument("--timeout", type=float, default=60)
@@ -159,6 +271,11 @@ def main() -> None:
     args = parser.parse_args()
     roots = [(name, Path(path).resolve()) for name, path in (r.split("=", 1) for r in args.roots.split(",") if r)] \
         or [("", ROOT)]
+    if args.bytes:
+        for label, root in roots:
+            print(f"# bytes a student downloads ({label or 'app'}): load {load_average()}", flush=True)
+            bytes_run(root, label, args.quiet)
+        return
     print(f"# cold start bench: load {load_average()}; targets: Overview <= {COLD_TARGET_S:g} s, "
           f"first visits <= {FIRST_VISIT_TARGET_S:g} s", flush=True)
     for label, root in roots:

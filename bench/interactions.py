@@ -74,7 +74,7 @@ def start(config: str, variants: dict[str, dict[str, str]] | None = None) -> tup
     port = free_port()
     env = {**os.environ, "TOKEN_JOURNEY_THREADS": "1", **env_extra}
     proc = subprocess.Popen(
-        [str(ROOT / ".venv/bin/python"), "scripts/run_app.py", "--server.address", "127.0.0.1",
+        [str(ROOT / ".venv/bin/python"), "-m", "streamlit", "run", "app.py", "--server.address", "127.0.0.1",
          "--server.port", str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false",
                "--server.fileWatcherType", "none", *flags],
         cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)

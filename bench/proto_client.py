@@ -7,6 +7,13 @@ fragment id), read deltas until ``script_finished``. From the deltas it keeps th
 on the page (id, kind, options, range, fragment) so a bench can act like a student: pick a
 widget, send a new value, time until the server says the run is done.
 
+Like a browser tab it keeps Streamlit's message cache (``MessageCache``, the browser's
+``ForwardMessageCache``): every large element (``metadata.cacheable``) is kept by its hash, the
+hashes go with each ``rerun_script`` (``cached_message_hashes``), the server then sends a short
+reference (``ref_hash``) instead of an element the tab already holds, and the client resolves it;
+entries expire after ``max_cached_message_age`` runs without use. So the bytes and the server's
+work a bench measures are a browser's.
+
 Used by ``bench/classroom.py`` and ``bench/interactions.py``; loopback only.
 """
 
@@ -63,9 +70,74 @@ IGNORED_AFTER_S = 20.0
 IGNORED = "IGNORED_GONE_FRAGMENT"
 
 
+class CacheMiss(RuntimeError):
+    """The server referred to a message this tab does not hold (a browser shows an error)."""
+
+
+@dataclass
+class _Cached:
+    data: bytes  # the message as it came, serialised
+    run_count: int  # the cache's run count when the message last came or was referred to
+    fragment_id: str  # the fragment that drew it ('' for the page's main run)
+
+
+@dataclass
+class MessageCache:
+    """Streamlit's client-side ``ForwardMsg`` cache, as its frontend (1.67) keeps it.
+
+    ``receive`` keeps each ``cacheable`` message (or marks it used) and turns a ``ref_hash``
+    message into the message it names; ``run_finished`` ages the entries after each finished run
+    and drops those unused for more than ``max_age`` runs (after a fragment run, only that
+    fragment's entries age); ``hashes()`` is what the next ``rerun_script`` sends.
+
+    Example:
+        msg = cache.receive(data)        # a ForwardMsg, references resolved
+        cache.run_finished([])           # after script_finished of a full run
+    """
+
+    max_age: int = 2  # the server's global.maxCachedMessageAge, from new_session.config
+    run_count: int = 0
+    entries: dict[str, _Cached] = field(default_factory=dict)
+    hits: int = 0  # references resolved
+
+    def hashes(self) -> list[str]:
+        return list(self.entries)
+
+    def receive(self, data: bytes) -> ForwardMsg:
+        msg = ForwardMsg()
+        msg.ParseFromString(data)
+        if msg.WhichOneof("type") == "ref_hash":
+            entry = self.entries.get(msg.ref_hash)
+            if entry is None:
+                raise CacheMiss(f"the server referred to message {msg.ref_hash}, which this client does not hold")
+            entry.run_count = self.run_count
+            self.hits += 1
+            resolved = ForwardMsg()
+            resolved.ParseFromString(entry.data)
+            resolved.metadata.CopyFrom(msg.metadata)
+            return resolved
+        if msg.metadata.cacheable and msg.hash:
+            entry = self.entries.get(msg.hash)
+            if entry is None:
+                fragment = msg.delta.fragment_id if msg.WhichOneof("type") == "delta" else ""
+                self.entries[msg.hash] = _Cached(data, self.run_count, fragment)
+            else:
+                entry.run_count = self.run_count
+        return msg
+
+    def run_finished(self, fragment_ids: list[str]) -> None:
+        self.run_count += 1
+        for key, entry in list(self.entries.items()):
+            if fragment_ids and (not entry.fragment_id or entry.fragment_id not in fragment_ids):
+                continue  # a fragment's run ages only that fragment's messages
+            if self.run_count - entry.run_count > self.max_age:
+                del self.entries[key]
+
+
 @dataclass
 class Session:
-    """One simulated browser tab."""
+    """One simulated browser tab (``use_cache=False``: a client that never sends
+    ``cached_message_hashes``, so the server sends every element in full)."""
 
     url: str
     ws: ClientConnection | None = None
@@ -76,6 +148,8 @@ class Session:
     closed: bool = False
     cookie: str | None = None  # the load balancer's affinity cookie, from a first GET /
     ignored_after: float = IGNORED_AFTER_S
+    use_cache: bool = True
+    cache: MessageCache = field(default_factory=MessageCache)
 
     async def open(self, timeout: float = 30) -> RunResult:
         host = self.url.split("//", 1)[1].split("/", 1)[0]
@@ -104,6 +178,8 @@ class Session:
         if fragment_id:
             cs.fragment_id = fragment_id
         cs.widget_states.widgets.extend(self.states.values())
+        if self.use_cache:
+            cs.cached_message_hashes.extend(self.cache.hashes())
         start = time.perf_counter()
         await self.ws.send(msg.SerializeToString())
         if not fragment_id:
@@ -116,6 +192,7 @@ class Session:
         deadline = start + timeout
         ignored_at = start + self.ignored_after  # see IGNORED_AFTER_S
         started = False
+        new_session = False  # the browser ages its cache only after a run that began with one
         while True:
             remaining = deadline - time.perf_counter()
             if remaining <= 0:
@@ -132,20 +209,22 @@ class Session:
                 data = await asyncio.wait_for(self.ws.recv(), remaining)
             bytes_in += len(data)
             count += 1
-            fwd = ForwardMsg()
-            fwd.ParseFromString(data)
+            fwd = self.cache.receive(data)
             kind = fwd.WhichOneof("type")
             # The previous run's last "not running" status may arrive after its script_finished.
             started = started or not (kind == "session_status_changed"
                                       and not fwd.session_status_changed.script_is_running)
             if kind == "new_session":
                 self._on_new_session(fwd)
+                new_session = True
             elif kind == "delta":
                 self._on_delta(fwd, exceptions)
             elif kind == "script_finished":
                 status = fwd.script_finished
                 if status == ForwardMsg.FINISHED_EARLY_FOR_RERUN:
                     continue  # a rerun we triggered ourselves (e.g. st.rerun in a callback) follows
+                if new_session:
+                    self.cache.run_finished([fragment_id] if fragment_id else [])
                 seconds = time.perf_counter() - start
                 name = ForwardMsg.ScriptFinishedStatus.Name(status)
                 return RunResult(seconds, status in FINISHED_OK and not exceptions, name, exceptions,
@@ -155,6 +234,8 @@ class Session:
 
     def _on_new_session(self, fwd: ForwardMsg) -> None:
         ns = fwd.new_session
+        if ns.config.max_cached_message_age:
+            self.cache.max_age = ns.config.max_cached_message_age
         for page in ns.app_pages:
             self.pages[page.url_pathname] = page.page_script_hash
         if ns.main_script_hash:

@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
-# Start Token Journey for a classroom with the hardened profile (one server process).
+# Start Token Journey for a classroom: the hardened profile on every core of this machine.
 #
-#   bash scripts/classroom.sh [--port 8501] [--address 0.0.0.0] [--print-flags]
+#   bash scripts/classroom.sh [--port 8501] [--address 0.0.0.0] [--replicas N] [--print-flags]
+#
+# Every core: N Streamlit processes (default: one per core) behind HAProxy on one address
+# (scripts/serve.sh). Where HAProxy is not installed, or N is 1, one process serves (one line on
+# stderr says how to install HAProxy). Each process is `streamlit run app.py`, the README's own
+# command, with the flags below: it starts loading both models before the first student connects.
 #
 # Environment:
 #   TOKEN_JOURNEY_ALLOWED_HOSTS  host names / IP addresses students type in their browser,
@@ -10,7 +15,7 @@
 #                                Default: localhost, 127.0.0.1, this machine's host name(s) and
 #                                every IP address it has. Behind a reverse proxy: the proxy's name.
 #
-# The profile (on top of .streamlit/config.toml, which keeps developer-friendly defaults):
+# The profile (on top of .streamlit/config.toml):
 #   client.showErrorDetails=none      no tracebacks or server paths in students' browsers
 #                                     (the app's own translated messages still show)
 #   client.toolbarMode=viewer         no developer menu items (rerun, clear cache, settings)
@@ -22,22 +27,28 @@
 #   server.allowedHosts=...           from TOKEN_JOURNEY_ALLOWED_HOSTS (above)
 #   server.headless=true, browser.gatherUsageStats=false
 # --print-flags prints the flags, one per line, without starting anything (for other launchers).
+# The settings that make a server fast (file watching off, no run on save) are the defaults of
+# .streamlit/config.toml, so the README's `streamlit run app.py` is just as fast.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PORT=8501
 ADDRESS="0.0.0.0"
 PRINT=0
+REPLICAS="$(nproc 2>/dev/null || echo 1)"
 while [ $# -gt 0 ]; do
   case "$1" in
     --port) PORT="$2"; shift 2 ;;
     --address) ADDRESS="$2"; shift 2 ;;
+    --replicas) REPLICAS="$2"; shift 2 ;;
     --print-flags) PRINT=1; shift ;;
-    -h|--help) sed -n 2,25p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,33p "$0"; exit 0 ;;
     *) echo "unknown option: $1" >&2; exit 2 ;;
   esac
 done
 case "$PORT" in ''|*[!0-9]*) echo "--port needs a number" >&2; exit 2 ;; esac
+case "$REPLICAS" in ''|*[!0-9]*) echo "--replicas needs a number" >&2; exit 2 ;; esac
+[ "$REPLICAS" -ge 1 ] || { echo "--replicas must be at least 1" >&2; exit 2; }
 
 hosts="${TOKEN_JOURNEY_ALLOWED_HOSTS:-}"
 if [ -z "${hosts//[, ]/}" ]; then
@@ -71,5 +82,10 @@ if [ "$PRINT" -eq 1 ]; then
   exit 0
 fi
 echo "Token Journey (classroom profile) on port $PORT; students open http://<one of:${seen% }>:$PORT" >&2
-# scripts/run_app.py = `streamlit run app.py` that starts loading both models before the first visit
-exec "${PYTHON:-.venv/bin/python}" scripts/run_app.py "${FLAGS[@]}"
+if [ "$REPLICAS" -gt 1 ]; then
+  if command -v haproxy >/dev/null 2>&1; then
+    exec bash scripts/serve.sh --replicas "$REPLICAS" --address "$ADDRESS" --port "$PORT"
+  fi
+  echo "HAProxy is not installed: serving with one process, on 1 of $REPLICAS cores. To use every core: sudo apt-get install haproxy" >&2
+fi
+exec "${PYTHON:-.venv/bin/python}" -m streamlit run app.py "${FLAGS[@]}"

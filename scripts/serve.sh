@@ -9,7 +9,9 @@
 # its replica with a cookie (uploads and reconnects must reach the process that holds the
 # session), passes the websocket upgrade through and takes a replica out of rotation when
 # /_stcore/health stops answering. Every replica runs the classroom profile of
-# scripts/classroom.sh (TOKEN_JOURNEY_ALLOWED_HOSTS applies: list the address students type).
+# scripts/classroom.sh (TOKEN_JOURNEY_ALLOWED_HOSTS applies: list the address students type), which
+# starts this script by default where HAProxy is installed. Each replica is `streamlit run app.py`
+# with those flags: it loads both models as it starts.
 # Ctrl-C (or SIGTERM) stops everything it started.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,13 +26,13 @@ while [ $# -gt 0 ]; do
     --address) ADDRESS="$2"; shift 2 ;;
     --port) PORT="$2"; shift 2 ;;
     --base-port) BASE_PORT="$2"; shift 2 ;;
-    -h|--help) sed -n 2,14p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,16p "$0"; exit 0 ;;
     *) echo "unknown option: $1" >&2; exit 2 ;;
   esac
 done
 case "$REPLICAS" in ''|*[!0-9]*) echo "--replicas needs a number" >&2; exit 2 ;; esac
 [ "$REPLICAS" -ge 1 ] || { echo "--replicas must be at least 1" >&2; exit 2; }
-command -v haproxy >/dev/null 2>&1 || { echo "haproxy is not installed (apt-get install haproxy)" >&2; exit 1; }
+command -v haproxy >/dev/null 2>&1 || { echo "HAProxy is not installed: sudo apt-get install haproxy (or use scripts/classroom.sh: one process)" >&2; exit 1; }
 
 PY="${PYTHON:-.venv/bin/python}"
 RUN_DIR="$(mktemp -d "${TMPDIR:-/tmp}/token-journey-serve.XXXXXX")"
@@ -49,7 +51,7 @@ for i in $(seq 0 $((REPLICAS - 1))); do
   # the classroom profile (scripts/classroom.sh: no tracebacks, no developer menu, no file
   # watching, allowed hosts), each replica on its own loopback port
   mapfile -t FLAGS < <(bash scripts/classroom.sh --print-flags --address 127.0.0.1 --port "$port")
-  TOKEN_JOURNEY_THREADS="${TOKEN_JOURNEY_THREADS:-1}" "$PY" scripts/run_app.py "${FLAGS[@]}" \
+  TOKEN_JOURNEY_THREADS="${TOKEN_JOURNEY_THREADS:-1}" "$PY" -m streamlit run app.py "${FLAGS[@]}" \
     >"$RUN_DIR/replica-$i.log" 2>&1 &
   PIDS+=("$!")
   SERVERS="${SERVERS}    server r$i 127.0.0.1:$port check cookie r$i

@@ -34,7 +34,7 @@ def limit_cpu_threads(threads: int) -> None:
         from threadpoolctl import threadpool_limits
 
         # Not a context: the limit stays for the process (pools loaded later follow the
-        # OPENBLAS/OMP variables scripts/run_app.py sets before anything imports numpy).
+        # OPENBLAS/OMP variables serving.startup.launch_lifespan sets before anything imports numpy).
         threadpool_limits(limits=threads)
         _POOLS_LIMITED = threads
 

@@ -3,8 +3,8 @@
 Everything process-wide lives in ``serving`` (``serving.models``: the registry and the shared
 forward passes; ``serving.startup``: the start). This module adds what needs Streamlit: the
 translated stop-the-page helpers, and ``start_once()``, which ``ui.page.setup`` calls first on
-every page (a plain ``streamlit run app.py`` starts there; ``scripts/run_app.py`` starts
-earlier with the same ``APP`` parts). Importing it starts nothing.
+every page (a no-op once ``streamlit run app.py`` has started the server with the same ``APP``
+parts, in ``app.py``'s ``st.App`` lifespan). Importing it starts nothing.
 
 Example: run = run_prompt_or_stop("classic", "The capital of France is")
 """

@@ -1,4 +1,4 @@
-"""deploy/ and scripts/serve.sh: the files parse and hold what hosting a class needs.
+"""deploy/, scripts/classroom.sh and scripts/serve.sh: the files parse and hold what hosting a class needs.
 
 No container engine or cluster runs here, so this is a schema-level check (PyYAML); where
 ``haproxy`` is installed its own config checker validates the HAProxy files too.
@@ -6,12 +6,9 @@ No container engine or cluster runs here, so this is a schema-level check (PyYAM
 
 from __future__ import annotations
 
-import json
-import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -95,7 +92,7 @@ def test_dockerfile_builds_offline_and_checks_health() -> None:
     text = (DEPLOY / "Dockerfile").read_text(encoding="utf-8")
     assert re.search(r"pip install .*--no-index .*-r requirements.txt", text)
     assert "HEALTHCHECK" in text and HEALTH in text
-    assert "scripts/run_app.py" in text
+    assert '"streamlit", "run", "app.py"' in text  # the README's run command: app.py's st.App preloads
     # every package the app imports (each top-level folder with an __init__.py but the tests and
     # benches), its pages and assets: a new package left out would fail only inside the container
     packages = sorted(p.parent.name + "/" for p in ROOT.glob("*/__init__.py") if p.parent.name not in ("tests", "bench"))
@@ -119,32 +116,49 @@ def test_haproxy_accepts_the_compose_config() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-def test_run_app_hands_over_to_streamlit_while_our_code_imports_on_a_thread() -> None:
-    """``scripts/run_app.py`` must not make the server wait for torch and both models: Streamlit's
-    command line is called with our imports still on their own thread, which then loads them."""
-    code = """
-import json, runpy, sys, threading
-import streamlit.web.cli as cli
-def fake_main(args, prog_name):
-    importer = [t for t in threading.enumerate() if t.name == "token-journey-import"]
-    result = {"args": args[2:], "prog": prog_name, "importer": len(importer)}
-    importer[0].join(120)
-    result["loaded"] = "ui.resources" in sys.modules
-    from streamlit import string_util
-    from ui.i18n import load_strings
-    # The first Overview's own work done ahead: its modules, both languages, the emoji pattern.
-    result["warm"] = ("ui.page" in sys.modules and "core.lessons.journey" in sys.modules
-                      and load_strings.cache_info().currsize == 2 and "streamlit.emojis" in sys.modules
-                      and "ui.components.journey" not in sys.modules)  # that one registers a component
-    print(json.dumps(result))
-    return 0
-cli.main = fake_main
-sys.argv = ["run_app.py", "--server.port", "8599"]
-runpy.run_path("scripts/run_app.py", run_name="__main__")
-"""
-    env = {**os.environ, "TOKEN_JOURNEY_DEVICE": "cpu"}
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=180)
+def _classroom(tmp_path: Path, haproxy: bool, *args: str) -> subprocess.CompletedProcess[str]:
+    """``scripts/classroom.sh`` with ``PYTHON=echo`` (a server's command line is printed, not run)
+    and, with ``haproxy``, a stand-in HAProxy that copies the configuration it is given."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    for tool in ("bash", "nproc", "hostname", "sed", "mktemp", "seq", "cat", "cp", "rm", "dirname"):
+        found = shutil.which(tool)
+        if found:
+            (bin_dir / tool).symlink_to(found)
+    if haproxy:
+        fake = bin_dir / "haproxy"
+        fake.write_text(f'#!/bin/sh\nfor a in "$@"; do case "$a" in *.cfg) cp "$a" "{tmp_path}/haproxy.cfg" ;; esac; done\n')
+        fake.chmod(0o755)
+    env = {"PATH": str(bin_dir), "PYTHON": shutil.which("echo") or "/bin/echo", "TOKEN_JOURNEY_ALLOWED_HOSTS": "127.0.0.1",
+           "TMPDIR": str(tmp_path)}
+    return subprocess.run(["bash", str(ROOT / "scripts" / "classroom.sh"), "--address", "127.0.0.1", "--port", "8512", *args],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+
+
+def test_the_classroom_command_without_haproxy_says_how_to_install_it_and_serves_with_one_process(
+        tmp_path: Path) -> None:
+    out = _classroom(tmp_path, False, "--replicas", "2")
     assert out.returncode == 0, out.stderr
-    result = json.loads(out.stdout.strip().splitlines()[-1])
-    assert result == {"args": ["--server.port", "8599"], "prog": "streamlit", "importer": 1, "loaded": True,
-                      "warm": True}
+    assert "HAProxy is not installed: serving with one process, on 1 of 2 cores. To use every core: " \
+           "sudo apt-get install haproxy" in out.stderr.splitlines()
+    command = out.stdout.split()
+    assert command[:4] == ["-m", "streamlit", "run", "app.py"]  # the README's run command, with the profile
+    assert command[command.index("--server.port") + 1] == "8512" and "--client.showErrorDetails" in command
+
+
+def test_the_classroom_command_uses_every_core_behind_haproxy(tmp_path: Path) -> None:
+    out = _classroom(tmp_path, True, "--replicas", "3")
+    assert out.returncode == 0, out.stderr
+    assert "HAProxy is not installed" not in out.stderr
+    assert "3 replica(s) behind HAProxy on http://127.0.0.1:8512" in out.stdout
+    config = (tmp_path / "haproxy.cfg").read_text(encoding="utf-8")
+    assert "bind 127.0.0.1:8512" in config and len(re.findall(r"^\s+server r\d ", config, re.MULTILINE)) == 3
+
+
+def test_the_classroom_command_defaults_to_one_process_per_core(tmp_path: Path) -> None:
+    out = _classroom(tmp_path, True)
+    cores = int(subprocess.run(["nproc"], capture_output=True, text=True).stdout)
+    if cores > 1:
+        assert f"{cores} replica(s) behind HAProxy" in out.stdout
+    else:
+        assert out.stdout.split()[:4] == ["-m", "streamlit", "run", "app.py"]

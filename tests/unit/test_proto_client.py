@@ -18,9 +18,12 @@ from streamlit.proto.Radio_pb2 import Radio
 from streamlit.proto.Selectbox_pb2 import Selectbox
 from streamlit.proto.Slider_pb2 import Slider
 from streamlit.proto.TextArea_pb2 import TextArea
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
+from streamlit.runtime.forward_msg_cache import create_reference_msg, populate_hash_if_needed
 
-from bench.proto_client import Session, Widget, _same, _state_value, current_value, new_value
+from bench.proto_client import (CacheMiss, MessageCache, Session, Widget, _Cached, _same, _state_value, current_value,
+                                new_value)
 
 PROMPTS = ["The cat sat on the", "法国的首都是", "一 二 三 四 五"]
 KINDS = ("slider", "select_slider", "selectbox", "radio", "checkbox", "number_input", "multiselect",
@@ -257,3 +260,135 @@ def test_a_one_point_slider_and_a_one_option_select_send_nothing() -> None:
     select = Selectbox(id="$$ID-b-0-model", options=["only"], default=0)
     assert new_value(session, Widget(slider.id, "slider", slider, "", False), random.Random(0), PROMPTS) is None
     assert new_value(session, Widget(select.id, "selectbox", select, "", False), random.Random(0), PROMPTS) is None
+
+
+# --- Streamlit's message cache, as a browser keeps it ----------------------------------------------
+
+
+def _element(text: str, fragment_id: str = "", cacheable: bool = True) -> ForwardMsg:
+    msg = ForwardMsg()
+    msg.delta.new_element.markdown.body = text
+    if fragment_id:
+        msg.delta.fragment_id = fragment_id
+    populate_hash_if_needed(msg)
+    msg.metadata.cacheable = cacheable
+    msg.metadata.delta_path.extend([0, 1])
+    return msg
+
+
+def _reference(msg: ForwardMsg, path: list[int]) -> bytes:
+    ref = create_reference_msg(msg)
+    ref.metadata.ClearField("delta_path")
+    ref.metadata.delta_path.extend(path)
+    return ref.SerializeToString()
+
+
+def test_the_cache_keeps_large_elements_and_resolves_the_servers_references() -> None:
+    cache = MessageCache(max_age=2)
+    big, small = _element("x" * 20_000), _element("small", cacheable=False)
+    assert cache.receive(big.SerializeToString()).delta.new_element.markdown.body == "x" * 20_000
+    cache.receive(small.SerializeToString())
+    assert cache.hashes() == [big.hash]  # only what the server marked cacheable
+    resolved = cache.receive(_reference(big, [0, 7]))
+    assert resolved.delta.new_element.markdown.body == "x" * 20_000
+    assert list(resolved.metadata.delta_path) == [0, 7]  # placed where the reference says
+    assert cache.hits == 1
+    with pytest.raises(CacheMiss):
+        cache.receive(_reference(small, [0, 2]))
+
+
+def test_cached_messages_expire_after_max_age_runs_without_use_and_a_fragment_ages_only_its_own() -> None:
+    cache = MessageCache(max_age=2)
+    page, part = _element("p" * 20_000), _element("f" * 20_000, fragment_id="frag")
+    cache.receive(page.SerializeToString())
+    cache.receive(part.SerializeToString())
+    cache.run_finished(["frag"])
+    cache.run_finished(["frag"])
+    assert set(cache.hashes()) == {page.hash, part.hash}  # age 2: still kept
+    cache.run_finished(["frag"])
+    assert cache.hashes() == [page.hash]  # the fragment's element expired; a fragment run ages only its own
+    cache.receive(_reference(page, [0, 1]))  # the page's element used again: young again
+    cache.run_finished([])
+    cache.run_finished([])
+    assert cache.hashes() == [page.hash]
+    cache.run_finished([])
+    assert cache.hashes() == []
+
+
+def test_a_session_sends_its_cached_hashes_unless_told_not_to() -> None:
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+
+    sent: list[bytes] = []
+
+    class Socket:
+        async def send(self, data: bytes) -> None:
+            sent.append(data)
+
+        async def recv(self) -> bytes:
+            done = ForwardMsg()
+            done.script_finished = ForwardMsg.FINISHED_SUCCESSFULLY
+            return done.SerializeToString()
+
+    import asyncio
+
+    for use_cache, expected in ((True, ["h1", "h2"]), (False, [])):
+        session = Session("http://127.0.0.1:1", use_cache=use_cache)
+        session.cache.entries = {h: _Cached(b"", 0, "") for h in ("h1", "h2")}
+        session.ws = Socket()  # type: ignore[assignment]
+        asyncio.run(session.rerun(timeout=5))
+        msg = BackMsg()
+        msg.ParseFromString(sent[-1])
+        assert list(msg.rerun_script.cached_message_hashes) == expected
+
+
+def test_a_real_server_sends_references_for_what_the_client_holds_and_it_resolves_them() -> None:
+    """``streamlit run app.py``: the second visit of a page sends its large elements as references
+    to the client's cache (fewer bytes, the same widgets); a client without a cache gets them again."""
+    import asyncio
+    import os
+    import socket
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TOKEN_JOURNEY_")}
+    env["TOKEN_JOURNEY_DEVICE"] = "cpu"
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.address", "127.0.0.1",
+                             "--server.port", str(port), "--server.headless", "true"],
+                            cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+
+    async def two_visits(use_cache: bool) -> tuple[int, int, int, int, int]:
+        session = Session(url, use_cache=use_cache)
+        await session.open(timeout=120)
+        first = await session.go_to("embeddings", 120)
+        widgets = sorted(w.key for w in session.widgets.values())
+        second = await session.go_to("embeddings", 120)
+        assert first.ok and second.ok, (first, second)
+        assert sorted(w.key for w in session.widgets.values()) == widgets  # nothing lost in the references
+        await session.close()
+        return first.bytes_in, second.bytes_in, session.cache.hits, len(widgets), len(session.cache.hashes())
+
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                urllib.request.urlopen(url + "/_stcore/health", timeout=2)
+                break
+            except OSError:
+                assert time.monotonic() < deadline and proc.poll() is None, "the server did not start"
+                time.sleep(0.3)
+        first, second, hits, widgets, held = asyncio.run(two_visits(True))
+        assert hits > 0 and held > 0 and widgets > 0
+        assert second < first / 2, (first, second)  # the large elements came as short references
+        plain_first, plain_second, plain_hits, _, _ = asyncio.run(two_visits(False))
+        assert plain_hits == 0 and plain_second > plain_first / 2
+    finally:
+        proc.terminate()
+        proc.wait(30)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -86,7 +87,11 @@ def test_an_unknown_name_is_one_warning_line() -> None:
 
 def test_the_launcher_exits_2_on_a_malformed_value() -> None:
     env = {"PATH": "/usr/bin:/bin", "TOKEN_JOURNEY_THREADS": "many"}
-    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "run_app.py"), "--server.port", "1"],
+    with socket.socket() as s:  # a free port: the server binds it before it imports app.py
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    result = subprocess.run([sys.executable, "-m", "streamlit", "run", "app.py", "--server.address", "127.0.0.1",
+                             "--server.port", str(port), "--server.headless", "true"],
                             cwd=ROOT, capture_output=True, text=True, env=env, timeout=120)
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == ["[token-journey] TOKEN_JOURNEY_THREADS='many' is not a whole number"]
