@@ -22,7 +22,7 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from ui import nav, state
+from ui import nav, state, theme
 from ui.i18n import LANGUAGES, t, translate
 from ui.presets import PROMPT_PRESETS
 
@@ -106,6 +106,7 @@ def _setup(page_id: str) -> Page:
         _controls()
         _link(page_id)
     _layout_css()
+    theme.apply(state.get(state.LANG))  # contrast fixes and <html lang> (ui.theme)
     state.show_notes()
     state.sync_url()
     from ui.resources import require_model_or_stop  # a teacher's checkpoint: load it or say why not

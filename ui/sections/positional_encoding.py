@@ -116,7 +116,8 @@ def wave_section(pe: np.ndarray, d_model: int, base: float) -> None:
                    for k in range(half)]  # translated inside the run, looked up by the widget
     pairs = st.multiselect(t("positional_encoding.sin.pairs"), list(range(half)),
                            **state.bind("pe_pairs", default=default_pairs, items=range(half)),
-                           format_func=pair_labels.__getitem__, max_selections=4)
+                           format_func=pair_labels.__getitem__, max_selections=4,
+                           placeholder=t("a11y.choose_options"))
     if pairs:
         draw.vega_cached(  # built once per input, shared by every session
             waves, (pe, sorted(pairs), periods),
@@ -321,7 +322,7 @@ def rotation_view(q_vec: np.ndarray, k_vec: np.ndarray, n_ctx: int, theta: np.nd
     default_pairs = sorted({0, n_pairs // 4, n_pairs // 2, n_pairs - 1})[:MAX_PAIRS_DRAWN]
     chosen = controls[2].multiselect(t("positional_encoding.rope.pairs"), list(range(n_pairs)),
                                      **state.bind("pe_rope_pairs", default=default_pairs, items=range(n_pairs)),
-                                     max_selections=MAX_PAIRS_DRAWN)
+                                     max_selections=MAX_PAIRS_DRAWN, placeholder=t("a11y.choose_options"))
     panels = []
     for i in sorted(chosen):
         picture = positional.rope_pair_picture(q_vec[2 * i:2 * i + 2], k_vec[2 * i:2 * i + 2], m, n, float(theta[i]))
