@@ -92,7 +92,7 @@ def _pick(field: str) -> str:
 
 # Vega's SVG gives axis, legend and title text a fill attribute; a style rule wins over it.
 # Only these roles are recoloured: text marks on cells keep the colour their builder chose.
-CHART_TEXT_ROLES = ("axis-label", "axis-title", "legend-label", "legend-title", "title-text", "title-subtitle")
+CHART_TEXT_ROLES = ("axis-label", "axis-title", "legend-label", "legend-title")  # titles are dark already
 
 
 def page_css() -> str:

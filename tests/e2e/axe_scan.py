@@ -68,19 +68,20 @@ def _scan_frame(frame: Frame, source: str, include: str | None, where: str) -> l
     return [Finding(v["id"], v["impact"] or "", v["help"], where, v["nodes"]) for v in result["violations"]]
 
 
-def scan(page: Page, where: str, include: str | None = None, *, frames: bool = True) -> list[Finding]:
+def scan(page: Page, where: str, include: str | None = None, *, frame_where: str | None = None) -> list[Finding]:
     """axe's WCAG 2.1 A/AA violations on the page (or only inside ``include``, a CSS selector),
-    and in every child frame that is attached and has a document (``frames``)."""
+    and in every attached child frame (reported under ``frame_where``, default ``where``: a frame
+    seen again after a tab change then merges with its first report)."""
     source = axe_source()
     found = _scan_frame(page.main_frame, source, include, where)
-    if frames:
-        for index, frame in enumerate(page.main_frame.child_frames):
-            if frame.is_detached():
-                continue
-            try:
-                found += _scan_frame(frame, source, None, f"{where} · frame {index} ({frame.name or frame.url[:60]})")
-            except Exception as error:  # a frame that navigated away mid-scan: say so, do not hide it
-                found.append(Finding("frame-not-scanned", "serious", str(error)[:200], f"{where} · frame {index}"))
+    for index, frame in enumerate(f for f in page.frames if f is not page.main_frame):  # nested ones too
+        if frame.is_detached():
+            continue
+        label = f"{frame_where or where} · frame {index} ({frame.name or frame.url[:60]})"
+        try:
+            found += _scan_frame(frame, source, None, label)
+        except Exception as error:  # a frame that navigated away mid-scan: say so, never hide it
+            found.append(Finding("frame-not-scanned", "serious", str(error)[:200], label))
     return found
 
 

@@ -69,12 +69,25 @@ def view_page(request: pytest.FixtureRequest, browser: Browser) -> Iterator[tupl
 
 _CHARTS_DRAWN = """
 () => [...document.querySelectorAll('[data-testid="stVegaLiteChart"]')]
+        .filter((chart) => chart.checkVisibility())
         .every((chart) => chart.querySelector('svg.marks, canvas'))
+"""
+
+# Marks the open panel of one tab set (Streamlit mounts every panel; the others carry
+# data-st-inactive and are hidden), so axe can be run on that panel alone.
+_MARK_OPEN_PANEL = """
+(set) => {
+  document.querySelectorAll('[data-axe-scope]').forEach((e) => e.removeAttribute('data-axe-scope'));
+  const open = [...set.querySelectorAll('[data-testid="stTabPanel"]')]
+    .filter((p) => p.closest('[data-testid="stTabs"]') === set && !p.hasAttribute('data-st-inactive'));
+  open.forEach((p) => p.setAttribute('data-axe-scope', ''));
+  return open.length;
+}
 """
 
 
 def settle(page: Page) -> None:
-    """The script has finished and every Vega chart has drawn its marks."""
+    """The script has finished and every visible Vega chart has drawn its marks."""
     wait_for_app(page)
     page.wait_for_function(_CHARTS_DRAWN, timeout=APP_READY_TIMEOUT_MS)
     page.wait_for_timeout(400)  # vega-embed's last layout pass, the components' first paint
@@ -84,7 +97,7 @@ def open_expanders(page: Page) -> int:
     """Open every visible closed expander (opening one runs no script). Returns how many."""
     summaries = page.locator('[data-testid="stExpander"] details:not([open]) > summary')
     opened = 0
-    for index in range(summaries.count()):
+    for index in range(summaries.count() - 1, -1, -1):  # from the last: an opened one leaves the list
         summary = summaries.nth(index)
         if summary.is_visible():
             summary.click()
@@ -95,11 +108,11 @@ def open_expanders(page: Page) -> int:
 
 
 def scan_page(page: Page, where: str) -> list[Finding]:
-    """The page as loaded, then each other tab of each tab bar opened in turn and its panel scanned."""
+    """The page as loaded, then each other tab of each tab set opened in turn and its panel scanned."""
     findings = scan(page, where)
-    tab_lists = page.locator('[data-testid="stMain"] [data-baseweb="tab-list"]')
-    for list_index in range(tab_lists.count()):
-        tabs = tab_lists.nth(list_index).get_by_role("tab")
+    tab_sets = page.locator('[data-testid="stMain"] [data-testid="stTabs"]')
+    for set_index in range(tab_sets.count()):
+        tabs = tab_sets.nth(set_index).locator('[role="tablist"]').first.locator('[role="tab"]')
         for tab_index in range(1, tabs.count()):
             tab = tabs.nth(tab_index)
             if not tab.is_visible():
@@ -108,9 +121,10 @@ def scan_page(page: Page, where: str) -> list[Finding]:
             tab.click()
             settle(page)
             open_expanders(page)
-            panel_id = tab.get_attribute("aria-controls")
-            include = f"#{panel_id}" if panel_id else '[data-testid="stMain"]'
-            findings += scan(page, f"{where} · tab {label}", include)
+            if tab_sets.nth(set_index).evaluate(_MARK_OPEN_PANEL):
+                findings += scan(page, f"{where} · tab {label}", "[data-axe-scope]", frame_where=where)
+            else:
+                findings += scan(page, f"{where} · tab {label}", frame_where=where)
     return merge(findings)
 
 

@@ -63,7 +63,7 @@ def test_the_page_css_recolours_captions_chart_text_and_text_on_the_primary() ->
     for selectors, body in blocks.items():
         selectors_for.setdefault(body.strip(), []).extend(s.strip() for s in selectors.split(","))
     chart_rules = selectors_for[f"fill: light-dark({muted[0]}, {muted[1]});"]
-    for role in ("axis-label", "axis-title", "legend-label", "legend-title", "title-text"):
+    for role in ("axis-label", "axis-title", "legend-label", "legend-title"):
         assert f'[data-testid="stVegaLiteChart"] .role-{role} text' in chart_rules
     caption_rules = selectors_for[f"color: light-dark({muted[0]}, {muted[1]});"]
     assert '[data-testid="stCaptionContainer"]' in caption_rules
