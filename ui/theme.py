@@ -1,9 +1,9 @@
 """The app's colours in both themes, the CSS that applies them, and the page's ``lang``.
 
-Streamlit draws several texts in fixed greys that fail WCAG 2.1 AA contrast (captions and the
-sidebar's section labels ~3.8:1, chart axis and legend text #808495 3.7:1) and writes white on
-the primary colour, which in dark mode must be light to read *as* text on the dark background
-(slider values, the selected tab). One set of colours per theme lives here; ``.streamlit/
+Streamlit draws several texts in fixed greys or faded with opacity, which fail WCAG 2.1 AA
+contrast (captions and the sidebar's section labels 2.5–3.9:1, chart axis and legend text
+#808495 3.7:1), and writes white on the primary colour, which in dark mode must be light to read
+*as* text on the dark background (slider values, the selected tab). One set of colours per theme lives here; ``.streamlit/
 config.toml`` holds the same values (a test checks that the two agree and every pair used for
 text reaches 4.5:1, chart marks 3:1).
 
@@ -100,6 +100,7 @@ def page_css() -> str:
     muted, on_primary = _pick("muted_text"), _pick("on_primary")
     chart_text = ",\n".join(f'[data-testid="stVegaLiteChart"] .role-{role} text' for role in CHART_TEXT_ROLES)
     return f"""
+[data-testid="stCaptionContainer"] {{ opacity: 1; }}
 [data-testid="stCaptionContainer"], [data-testid="stCaptionContainer"] p,
 [data-testid="stSliderTickBarMin"], [data-testid="stSliderTickBarMax"],
 [data-testid="InputInstructions"], [data-testid="stWidgetLabel"] [data-testid="stTooltipIcon"] {{ color: {muted}; }}
@@ -182,6 +183,18 @@ def _js(value: object) -> str:
 LANG_CONTAINER_KEY = "tj_html_lang"  # its container (st-key-…) is hidden: the script draws nothing
 
 
+def frame_document(body: str, lang: str, title: str) -> str:
+    """A whole HTML document for ``st.iframe``: a frame's page needs its own language and title
+    (a screen reader announces both). ``body`` is the app's own markup; ``title`` is escaped.
+
+    Example: frame_document("<p>hi</p>", "zh", "链接").startswith('<!DOCTYPE html><html lang="zh-Hans">') -> True
+    """
+    from html import escape
+
+    return (f'<!DOCTYPE html><html lang="{html_lang(lang)}"><head><meta charset="utf-8">'
+            f"<title>{escape(title)}</title></head><body>{body}</body></html>")
+
+
 def chrome_labels(lang: str) -> dict[str, str]:
     """Selector -> translated name for Streamlit's controls ('' on English pages: their own text).
 
@@ -198,6 +211,8 @@ def apply(lang: str) -> None:
     labels = chrome_labels(lang)
     skip = labels['[data-testid="stSkipToContent"]']
     css = page_css() + (translated_chrome_css(skip) if skip else "")
-    st.html(f"<style>{css} .st-key-{LANG_CONTAINER_KEY} {{ display: none; }}</style>")
-    with st.container(key=LANG_CONTAINER_KEY):
+    st.html(f'<style>{css} [class*="st-key-{LANG_CONTAINER_KEY}"] {{ display: none; }}</style>')
+    # A key per language: a language switch mounts a new element, whose script then runs (an
+    # element whose body merely changes does not run its script again).
+    with st.container(key=f"{LANG_CONTAINER_KEY}_{lang}"):
         st.html(_LANG_SCRIPT.format(code=_js(html_lang(lang)), labels=_js(labels)), unsafe_allow_javascript=True)

@@ -26,11 +26,13 @@ async ([include, tags]) => {
   const context = include ? {include: [include]} : document;
   const result = await axe.run(context, {
     runOnly: {type: 'tag', values: tags},
-    resultTypes: ['violations'],
+    resultTypes: ['violations', 'incomplete'],
     iframes: false,   // each frame is scanned on its own (axe injected there too)
     elementRef: false,
   });
-  return {url: result.url, testEngine: result.testEngine.version, violations: result.violations.map((v) => ({
+  // "incomplete": nodes axe could not decide (e.g. text over an image): counted, for a person to look at
+  const incomplete = Object.fromEntries(result.incomplete.map((v) => [v.id, v.nodes.length]));
+  return {url: result.url, testEngine: result.testEngine.version, incomplete, violations: result.violations.map((v) => ({
     id: v.id, impact: v.impact, help: v.help, helpUrl: v.helpUrl, tags: v.tags,
     nodes: v.nodes.map((n) => ({target: n.target, html: n.html.slice(0, 300), impact: n.impact,
                                 summary: (n.failureSummary || '').slice(0, 400)})),
@@ -65,7 +67,10 @@ def _scan_frame(frame: Frame, source: str, include: str | None, where: str) -> l
     if not frame.evaluate("() => typeof window.axe !== 'undefined'"):
         frame.evaluate(source)
     result = frame.evaluate(_RUN, [include, list(WCAG_TAGS)])
-    return [Finding(v["id"], v["impact"] or "", v["help"], where, v["nodes"]) for v in result["violations"]]
+    found = [Finding(v["id"], v["impact"] or "", v["help"], where, v["nodes"]) for v in result["violations"]]
+    found += [Finding(rule, "incomplete", "axe could not decide: check by eye", where, [{"target": [f"{count} nodes"]}])
+              for rule, count in result["incomplete"].items()]
+    return found
 
 
 def scan(page: Page, where: str, include: str | None = None, *, frame_where: str | None = None) -> list[Finding]:

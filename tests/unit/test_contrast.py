@@ -67,6 +67,8 @@ def test_the_page_css_recolours_captions_chart_text_and_text_on_the_primary() ->
         assert f'[data-testid="stVegaLiteChart"] .role-{role} text' in chart_rules
     caption_rules = selectors_for[f"color: light-dark({muted[0]}, {muted[1]});"]
     assert '[data-testid="stCaptionContainer"]' in caption_rules
+    # Streamlit 1.67 also fades a caption with opacity 0.6 (2.5:1 on the sidebar): undone
+    assert '[data-testid="stCaptionContainer"]' in selectors_for["opacity: 1;"]
     assert "<" not in css and "{{" not in css
 
 
@@ -78,6 +80,12 @@ def test_the_chart_theme_sets_no_text_colour_of_its_own() -> None:
     for presenter in (False, True):
         flat = repr(vega_config(presenter))
         assert "Color" not in flat and "fill" not in flat
+
+
+def test_a_frame_document_has_the_pages_language_and_an_escaped_title() -> None:
+    doc = theme.frame_document("<p>x</p>", "zh", "a <b> & c")
+    assert doc.startswith('<!DOCTYPE html><html lang="zh-Hans">')
+    assert "<title>a &lt;b&gt; &amp; c</title>" in doc and doc.endswith("<body><p>x</p></body></html>")
 
 
 def test_html_lang_follows_the_page_language() -> None:
