@@ -9,8 +9,9 @@
 # its replica with a cookie (uploads and reconnects must reach the process that holds the
 # session), passes the websocket upgrade through and takes a replica out of rotation when
 # /_stcore/health stops answering, and gzips the static files Streamlit sends uncompressed
-# (a first visit ~1 MB instead of ~3.6 MB). Every replica runs the classroom profile of
-# scripts/classroom.sh (TOKEN_JOURNEY_ALLOWED_HOSTS applies: list the address students type).
+# (a first Overview visit 1.96 MB instead of 3.59 MB: docs/performance.md). Every replica
+# runs the classroom profile of scripts/classroom.sh (TOKEN_JOURNEY_ALLOWED_HOSTS applies:
+# list the address students type).
 # Ctrl-C (or SIGTERM) stops everything it started.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,7 +26,7 @@ while [ $# -gt 0 ]; do
     --address) ADDRESS="$2"; shift 2 ;;
     --port) PORT="$2"; shift 2 ;;
     --base-port) BASE_PORT="$2"; shift 2 ;;
-    -h|--help) sed -n 2,14p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,15p "$0"; exit 0 ;;
     *) echo "unknown option: $1" >&2; exit 2 ;;
   esac
 done
@@ -74,9 +75,9 @@ defaults
 frontend token_journey
     bind ${ADDRESS}:${PORT}
     default_backend replicas
-    # Streamlit serves its static files (~3.6 MB of JavaScript and CSS on a first visit)
-    # uncompressed on purpose and leaves compression to the proxy: gzip them here (a first visit
-    # ~1 MB; docs/performance.md). The websocket is a tunnel: it is never touched.
+    # Streamlit serves its static files uncompressed on purpose and leaves compression to a
+    # proxy: gzip them here (a first Overview visit 1.96 MB instead of 3.59 MB:
+    # docs/performance.md). The websocket is a tunnel: it is never touched.
     compression algo gzip
     compression type text/html text/css text/plain text/javascript application/javascript application/json image/svg+xml application/wasm font/ttf
 
