@@ -3,9 +3,9 @@
 Streamlit draws several texts in fixed greys or faded with opacity, which fail WCAG 2.1 AA
 contrast (captions and the sidebar's section labels 2.5–3.9:1, chart axis and legend text
 #808495 3.7:1), and writes white on the primary colour, which in dark mode must be light to read
-*as* text on the dark background (slider values, the selected tab). One set of colours per theme lives here; ``.streamlit/
-config.toml`` holds the same values (a test checks that the two agree and every pair used for
-text reaches 4.5:1, chart marks 3:1).
+*as* text on the dark background (slider values, the selected tab). One set of colours per
+theme lives here; ``.streamlit/config.toml`` holds the same values (tests/unit/test_contrast.py
+checks that the two agree and every pair used for text reaches 4.5:1, chart marks 3:1).
 
 The CSS picks a theme's colour with ``light-dark()``: Streamlit sets ``color-scheme`` on its
 app container to the theme in use (light or dark, whatever the student picked), so one static
