@@ -8,10 +8,11 @@
 # `haproxy`) spreads new students over the replicas (least connections), keeps each one on
 # its replica with a cookie (uploads and reconnects must reach the process that holds the
 # session), passes the websocket upgrade through and takes a replica out of rotation when
-# /_stcore/health stops answering. Every replica runs the classroom profile of
-# scripts/classroom.sh (TOKEN_JOURNEY_ALLOWED_HOSTS applies: list the address students type), which
-# starts this script by default where HAProxy is installed. Each replica is `streamlit run app.py`
-# with those flags: it loads both models as it starts.
+# /_stcore/health stops answering, and gzips the static files Streamlit sends uncompressed
+# (a first Overview visit 1.96 MB instead of 3.59 MB: docs/performance.md). Every replica runs
+# the classroom profile of scripts/classroom.sh (TOKEN_JOURNEY_ALLOWED_HOSTS applies: list the
+# address students type), which starts this script by default where HAProxy is installed. Each
+# replica is `streamlit run app.py` with those flags: it loads both models as it starts.
 # Ctrl-C (or SIGTERM) stops everything it started.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -75,6 +76,11 @@ defaults
 frontend token_journey
     bind ${ADDRESS}:${PORT}
     default_backend replicas
+    # Streamlit serves its static files uncompressed on purpose and leaves compression to a
+    # proxy: gzip them here (a first Overview visit 1.96 MB instead of 3.59 MB:
+    # docs/performance.md). The websocket is a tunnel: it is never touched.
+    compression algo gzip
+    compression type text/html text/css text/plain text/javascript application/javascript application/json image/svg+xml application/wasm font/ttf
 
 backend replicas
     balance leastconn

@@ -22,7 +22,7 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from ui import nav, state
+from ui import nav, state, theme
 from ui.i18n import LANGUAGES, t, translate
 from ui.presets import PROMPT_PRESETS
 
@@ -106,6 +106,7 @@ def _setup(page_id: str) -> Page:
         _controls()
         _link(page_id)
     _layout_css()
+    theme.apply(state.get(state.LANG))  # contrast fixes and <html lang> (ui.theme)
     state.show_notes()
     state.sync_url()
     from ui.resources import require_model_or_stop  # a teacher's checkpoint: load it or say why not
@@ -243,7 +244,7 @@ OVERVIEW_DIAGRAM_KEY = "overview_diagram"  # its container's class (st-key-…) 
 def in_app_links() -> None:
     """Make the diagram's box links navigate inside the session (see ``_IN_APP_LINKS_JS``)."""
     # 1 px: the frame only runs the script; "content" left an empty band under the diagram.
-    st.iframe(_IN_APP_LINKS_JS, height=1)
+    st.iframe(theme.frame_document(_IN_APP_LINKS_JS, state.get(state.LANG), t("overview.title")), height=1)
 
 
 def _model_label(name: str, lang: str) -> str:
@@ -283,8 +284,9 @@ _LINK_HTML = """
 def _link(page_id: str) -> None:
     """A "copy link to this view" control (the browser's address, kept by ``state.sync_url``)."""
     with st.expander(t("state.link")):
-        st.iframe(_LINK_HTML.format(label=escape(t("state.link")), copy=escape(t("state.link.copy")),
-                                    done=escape(t("state.link.copied"))), height="content")
+        link_html = _LINK_HTML.format(label=escape(t("state.link")), copy=escape(t("state.link.copy")),
+                                      done=escape(t("state.link.copied")))
+        st.iframe(theme.frame_document(link_html, state.get(state.LANG), t("state.link")), height="content")
         st.caption(t("state.link.help"))
 
 
