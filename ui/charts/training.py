@@ -86,7 +86,7 @@ def loss_curves(train_steps: Sequence[int], train_values: Sequence[float], held:
             "y": vl.field("loss", "quantitative")}),
         _layer("now", {"type": "rule", "color": MARK_COLOUR, "strokeWidth": 2}, {
             "tooltip": [vl.tooltip("label", text.series_title), vl.tooltip("step", text.x_title, "quantitative")],
-            "x": vl.field("step", "quantitative", scale=symlog)}),
+            "x": x}),  # the same axis (format and ticks): a bare field let Vega write "3.2e+3"
     ]
     datasets = {
         "loss": lines, "snapshots": marks,
@@ -183,7 +183,8 @@ def live_loss(points: Sequence[Sequence[float | None]], init_loss: float | None,
     train = _loss_rows([(p[0], p[1]) for p in points], text.train)
     held = _loss_rows(([(0, init_loss)] if init_loss is not None else []) + [(p[0], p[4]) for p in points
                                                                            if p[4] is not None], text.heldout)
-    x = vl.field("step", "quantitative", scale={"domain": [0, max(1, int(total_steps))]}, title=text.x_title)
+    x = vl.field("step", "quantitative", axis={"format": ","}, scale={"domain": [0, max(1, int(total_steps))]},
+                 title=text.x_title)
     y = vl.field("loss", "quantitative", scale={"domainMin": 0}, title=text.y_title)
     curve = {"color": _series_colour(text), "tooltip": _loss_tooltip(text), "x": x, "y": y}
     layers = [_layer("train", {"type": "line", "strokeWidth": 2}, curve),

@@ -20,7 +20,7 @@ from core.lessons import attention_math as am
 from ui.charts.attention import grouped_bars, lines_over_dk, overlaid_histogram, value_matrix_spec
 from ui.i18n import t, translate
 from ui import state
-from ui.page import relabel_after_language_switch
+from ui.page import durable_tabs, relabel_after_language_switch
 from ui.resources import memo
 from ui.text import escape_markdown
 
@@ -322,11 +322,18 @@ def walkthrough(steps: am.AttentionSteps, tokens: list[str], i: int) -> None:
 # --- 2. softmax lab ------------------------------------------------------------------------
 
 
-def set_lab_case() -> None:
+def lab_case_scores() -> str:
+    """The chosen case's scores as the lab's field shows them (the field's default: a link carries
+    the scores only when the student typed others)."""
     case = state.get("sa_lab_case")
     for name, scores, _ in am.SEED_SOFTMAX_CASES:
         if name == case:
-            state.put("sa_lab_scores", ", ".join(num(s) for s in scores))
+            return ", ".join(num(s) for s in scores)
+    return ""
+
+
+def set_lab_case() -> None:
+    state.put("sa_lab_scores", lab_case_scores())
 
 
 @st.fragment
@@ -340,7 +347,7 @@ def softmax_lab() -> None:
     c1, c2 = st.columns([1, 2])
     c1.selectbox(t("self_attention.lab.case"), cases, **state.bind("sa_lab_case", then=set_lab_case),
                  format_func=lambda c, words=toy_words(): translate(f"self_attention.lab.case.{c}", lang, **words))
-    c2.text_input(t("self_attention.lab.scores"), **state.bind("sa_lab_scores"), max_chars=300,
+    c2.text_input(t("self_attention.lab.scores"), **state.bind("sa_lab_scores", default=lab_case_scores()), max_chars=300,
                   help=t("self_attention.lab.scores.help"))
     try:
         scores = am.parse_vector(state.get("sa_lab_scores"))
@@ -544,6 +551,4 @@ def prepare() -> dict[str, str]:
 
 def tabs() -> list:
     """Step by step, the softmax lab, why ÷√d_k, multi-head."""
-    return st.tabs([
-        t("self_attention.tab.steps"), t("self_attention.tab.lab"), t("self_attention.tab.dk"), t("self_attention.tab.mh"),
-    ])
+    return durable_tabs("sa_tab", {tab: t(f"self_attention.tab.{tab}") for tab in ("steps", "lab", "dk", "mh")})

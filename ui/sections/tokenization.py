@@ -44,7 +44,7 @@ from ui.charts.tokens import Chip, token_chips, token_count_curve
 from ui.i18n import t
 from ui.messages import checkpoint_message
 from ui import state
-from ui.page import Page
+from ui.page import Page, durable_tabs
 from ui.resources import get_model
 from ui.text import escape_markdown, markdown_table
 from ui.tokens import display_token
@@ -160,7 +160,7 @@ def words_at_step(corpus: str, num_merges: int, mode: str, step: int) -> tuple[l
 
 def tabs() -> list:
     """Part 1 (BPE learns merges) and Part 2 (the model's tokenizer)."""
-    return st.tabs([t("tokenization.tab.bpe"), t("tokenization.tab.model")])
+    return durable_tabs("tok_tab", {tab: t(f"tokenization.tab.{tab}") for tab in ("bpe", "model")})
 
 
 def on_preset() -> None:
@@ -404,7 +404,9 @@ def count_curve(result: TrainResult, step: int) -> None:
         vocab_title=t("tokenization.vocab.size"),
     )
     show_chart(chart)
-    st.caption(t("tokenization.curve.caption", start=curve.tokens[0], now=curve.tokens[step],
+    # Step 0 is the text before any merge: "from 74 tokens to 74" said nothing there.
+    st.caption(t("tokenization.curve.caption" if step else "tokenization.curve.caption_start",
+                 start=curve.tokens[0], now=curve.tokens[step],
                  per_word=f"{curve.tokens_per_word[step]:.2f}", size=sizes[step]))
 
 
