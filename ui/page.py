@@ -110,7 +110,7 @@ def _setup(page_id: str) -> Page:
     )
     with st.sidebar:
         # The prompt comes first: from page load it is 3 Tab stops after the skip link
-        # (language, example prompts, prompt), before the eleven station links.
+        # (language, the prompt's help, the prompt), before the examples and the station links.
         st.markdown(f"### 🚂 {t('app.name')}")
         lang = state.get(state.LANG)
         _language_select()
@@ -220,6 +220,12 @@ _KEYBOARD_CSS = """
    text (aria-current is set by _PAGE_SCRIPT), a focused link a ring around it. */
 [data-testid="stApp"] :is(a, button, summary, [role="tab"], [role="radio"], [role="region"], [tabindex]):focus-visible {
   outline: 3px solid currentColor !important; outline-offset: 2px; }
+/* Switches, checkboxes, radio options and sliders draw their own look; the ring goes around the
+   whole option (its label) or the slider. */
+[data-testid="stApp"] label:has(input:is([type="checkbox"], [type="radio"]):focus-visible) {
+  outline: 3px solid currentColor; outline-offset: 2px; border-radius: 4px; }
+[data-testid="stApp"] [data-testid="stSlider"] [data-rac]:has(input[type="range"]:focus-visible) {
+  outline: 3px solid currentColor; outline-offset: 3px; border-radius: 50%; }
 [data-testid="stSidebar"] a[data-testid="stPageLink-NavLink"]:focus-visible { outline-offset: -3px; }
 [data-testid="stSidebar"] a[data-testid="stPageLink-NavLink"][aria-current="page"] {
   box-shadow: inset 5px 0 0 currentColor; padding-left: 14px; }
@@ -359,10 +365,28 @@ _PAGE_SCRIPT = r"""
     for (const h of doc.querySelectorAll('[data-testid="stMain"] h1')) {
       if (!h.hasAttribute("tabindex")) h.setAttribute("tabindex", "-1");
     }
+    // Tab stops that stood between a student and the controls, each still there for the mouse:
+    // the headings' "link to heading" anchors, the charts' and tables' hover toolbars (a chart's
+    // numbers are in its own table view), and a data table whose rows all show (nothing to scroll).
+    for (const a of doc.querySelectorAll('[data-testid="stMain"] :is(h1, h2, h3, h4, h5, h6) a[href^="#"], '
+        + '[data-testid="stMain"] [data-testid="stElementToolbar"] button')) {
+      if (a.getAttribute("tabindex") !== "-1") a.setAttribute("tabindex", "-1");
+    }
+    for (const grid of doc.querySelectorAll('[data-testid="stMain"] [data-testid="stDataFrame"]')) {
+      const scroller = grid.querySelector(".dvn-scroller");
+      const scrolls = scroller && (scroller.scrollHeight > scroller.clientHeight + 2 || scroller.scrollWidth > scroller.clientWidth + 2);
+      for (const canvas of grid.querySelectorAll("canvas[data-grid-canvas], [data-testid='data-grid-canvas'], canvas[tabindex]")) {
+        const want = scrolls ? "0" : "-1";
+        if (canvas.getAttribute("tabindex") !== want) canvas.setAttribute("tabindex", want);
+      }
+    }
+    // The Overview's link is href="" (the app's root): it is current when no other link is.
     const here = doc.location.pathname.replace(/\/$/, "");
-    for (const a of doc.querySelectorAll('[data-testid="stSidebar"] a[data-testid="stPageLink-NavLink"]')) {
-      const path = new URL(a.href, doc.baseURI).pathname.replace(/\/$/, "");
-      if (path === here) a.setAttribute("aria-current", "page"); else a.removeAttribute("aria-current");
+    const links = [...doc.querySelectorAll('[data-testid="stSidebar"] a[data-testid="stPageLink-NavLink"]')];
+    const isHere = (a) => a.getAttribute("href") && new URL(a.getAttribute("href"), doc.baseURI).pathname.replace(/\/$/, "") === here;
+    const current = links.find(isHere) || links.find((a) => !a.getAttribute("href"));
+    for (const a of links) {
+      if (a === current) a.setAttribute("aria-current", "page"); else a.removeAttribute("aria-current");
     }
     const app = doc.querySelector('[data-testid="stApp"]');
     if (app) {
@@ -462,7 +486,15 @@ def _language_select() -> None:
 
 
 def _prompt_inputs(lang: str) -> None:
-    # The preset box shows which preset the current prompt is (or "your own text").
+    # The prompt, then the examples under it (a keyboard reaches the prompt first). The example box
+    # shows which example the current prompt is (or "your own text").
+    st.text_area(
+        t("sidebar.prompt"),
+        key=state.bind_widget(state.PROMPT),
+        on_change=state.commit(state.PROMPT),
+        height=90,
+        help=t("sidebar.prompt.help"),
+    )
     current = state.get(state.PROMPT)
     matching = [k for k, p in PROMPT_PRESETS.items() if p.text == current]
     st.session_state[_preset_widget_key()] = matching[0] if matching else CUSTOM_PRESET
@@ -475,13 +507,6 @@ def _prompt_inputs(lang: str) -> None:
         ),
         key=_preset_widget_key(),
         on_change=_on_preset_change,
-    )
-    st.text_area(
-        t("sidebar.prompt"),
-        key=state.bind_widget(state.PROMPT),
-        on_change=state.commit(state.PROMPT),
-        height=90,
-        help=t("sidebar.prompt.help"),
     )
 
 
