@@ -21,6 +21,7 @@ import pytest
 from playwright.sync_api import Browser, Page
 
 from tests.e2e.helpers import APP_READY_TIMEOUT_MS, assert_no_error, wait_for_app
+from tests.e2e.test_screens import wait_for_app as wait_for_phone  # a phone's sidebar starts folded
 from ui import nav
 from ui.i18n import load_strings
 
@@ -215,7 +216,7 @@ def test_a_wide_chart_scrolls_by_keyboard_on_a_phone(browser: Browser, app_url: 
     page.set_default_timeout(APP_READY_TIMEOUT_MS)
     try:
         page.goto(f"{app_url}/multi_head_attention")
-        wait_for_app(page)
+        wait_for_phone(page)
         page.wait_for_timeout(2500)
         regions = page.locator('[data-tj-scrolls="1"]')
         assert regions.count() >= 1, "no chart is marked as scrolling sideways on a phone"
