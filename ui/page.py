@@ -247,6 +247,8 @@ html[data-tj-theme="dark"] [class*="st-key-tb_diagrams"] svg { filter: invert(0.
 # root size grows every caption, label and heading; charts grow through ui.charts' own theme.
 _PRESENTER_CSS = """
 html { font-size: 20px !important; }
+/* The folded sidebar's room goes to the page, not to wider margins (5rem each side at 20 px). */
+[data-testid="stMainBlockContainer"] { padding-left: 2rem; padding-right: 2rem; max-width: none; }
 [data-testid="stCaptionContainer"], [data-testid="stCaptionContainer"] p { font-size: 0.95rem; }
 """
 

@@ -120,7 +120,9 @@ def _cut_at_right(page: Page) -> list[str]:
                  + `"${(el.textContent || '').trim().slice(0, 30)}"`;
         };
         const out = [];
-        const sel = 'p, h1, h2, h3, h4, li, td, th, code, label, svg, canvas, img, table, button, input, textarea';
+        // Not the visually hidden native inputs of switches, radios and slider thumbs (1-px clips).
+        const sel = 'p, h1, h2, h3, h4, li, td, th, code, label, svg, canvas, img, table, button, '
+                  + 'input:not([type="range"], [type="checkbox"], [type="radio"]), textarea';
         for (const el of main.querySelectorAll(sel)) {
             if (el.closest('svg') && el.tagName.toLowerCase() !== 'svg') continue;
             const r = el.getBoundingClientRect();
@@ -144,7 +146,13 @@ def _overlapping_labels(page: Page, marker: str) -> list[str]:
     return page.evaluate("""(marker) => {
         const out = [];
         for (const chart of document.querySelectorAll('[data-testid="stVegaLiteChart"]')) {
-            const texts = [...chart.querySelectorAll('svg text')].filter(t => t.getBoundingClientRect().width > 0);
+            const shown = (t) => {  // Vega keeps the labels it hides for overlap, at opacity 0
+                for (let n = t; n && n.tagName.toLowerCase() !== 'svg'; n = n.parentElement) {
+                    if (parseFloat(getComputedStyle(n).opacity) === 0 || n.getAttribute('opacity') === '0') return false;
+                }
+                return t.getBoundingClientRect().width > 0;
+            };
+            const texts = [...chart.querySelectorAll('svg text')].filter(shown);
             if (!texts.some(t => (t.textContent || '').startsWith(marker))) continue;
             const boxes = texts.map(t => [t, t.getBoundingClientRect()]);
             for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {

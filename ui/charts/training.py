@@ -160,8 +160,10 @@ def cross_entropy_curve(p_now: float, examples: Sequence[tuple[float, str]], *, 
     datasets = {"curve": _curve_rows(), "points": pts}
     # A label right of its point would run past the plot's right edge near p = 1: those
     # (p > 0.6) sit left of their point instead. The chosen p's label sits a line higher than
-    # the examples', so the two stay apart when the slider is on an example (p = 0.9 at first).
-    for kind, dy in (("example", -8), ("now", -24)):
+    # the examples', so the two stay apart when the slider is on an example (p = 0.9 at first);
+    # near an example it sits two lines higher: presenter mode's larger letters need the room.
+    near_example = any(abs(float(p_now) - float(p)) < 0.15 for p, _ in examples)
+    for kind, dy in (("example", -8), ("now", -48 if near_example else -24)):
         for near_right in (False, True):
             rows = [row for row in pts if row["kind"] == kind and (row["p"] > RIGHT_LABEL_LIMIT) == near_right]
             if rows:
