@@ -231,6 +231,8 @@ _KEYBOARD_CSS = """
   box-shadow: inset 5px 0 0 currentColor; padding-left: 14px; }
 [data-testid="stMain"] h1[tabindex="-1"]:focus { outline: none; }
 [data-testid="stMain"] h1[tabindex="-1"]:focus-visible { outline: 3px solid currentColor; outline-offset: 4px; }
+/* Tabs wrap onto a second row instead of hiding the last ones past a phone's edge. */
+[data-testid="stMain"] [data-testid="stTabs"] [role="tablist"] { flex-wrap: wrap; }
 /* The hidden holder of the page's script (it draws nothing). */
 .st-key-tj_page_script, .st-key-tj_in_app_links { display: none; }
 /* A chart wider than its column scrolls sideways: _PAGE_SCRIPT makes it a focusable region
@@ -398,7 +400,7 @@ _PAGE_SCRIPT = r"""
     }
     const boxes = doc.querySelectorAll('[data-testid="stMain"] :is([data-testid="stVegaLiteChart"], '
       + '.st-key-overview_diagram [data-testid="stMarkdownContainer"], [class*="st-key-tb_diagrams"] [data-testid="stMarkdownContainer"], '
-      + '[data-testid="stMarkdownContainer"]:has(> table))');
+      + '[data-testid="stMarkdownContainer"]:has(> table), [data-testid="stCode"] pre)');
     for (const box of boxes) {
       const scrolls = box.scrollWidth > box.clientWidth + 2 && getComputedStyle(box).overflowX !== "visible";
       if (scrolls && box.getAttribute("data-tj-scrolls") !== "1") {
