@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
+from core.lessons import attention_math as am
 from tests.app.conftest import APP, open_page
 from ui import state
 from ui.i18n import load_strings
@@ -78,7 +79,7 @@ def test_a_crafted_tab_label_falls_back_with_a_note() -> None:
 def test_self_attention_link_leaves_the_cases_scores_out() -> None:
     at = open_page("self_attention")
     assert "sa_lab_scores" not in dict(at.query_params)
-    at.selectbox(key="sa_lab_case").set_value(at.selectbox(key="sa_lab_case").options[-1]).run()
+    at.selectbox(key="sa_lab_case").set_value(am.SEED_SOFTMAX_CASES[-1][0]).run()
     assert_clean(at)
     assert "sa_lab_scores" not in dict(at.query_params)  # the case's own scores: its default
     at.text_input(key="sa_lab_scores").set_value("1, 2, 3").run()
