@@ -75,7 +75,9 @@ def loss_curves(train_steps: Sequence[int], train_values: Sequence[float], held:
     # Vega's own symlog ticks label only the ends: name the powers of ten on the way.
     ticks = [0, *(10 ** k for k in range(1, 7) if 10 ** k < last * 0.8), last]
     symlog = {"domainMin": 0, "type": "symlog"}
-    x = vl.field("step", "quantitative", axis={"format": ",", "values": ticks}, scale=symlog, title=text.x_title)
+    # labelExpr, not format: Vega's symlog axis ignores "format" and wrote "1e+2", "3.2e+3".
+    x = vl.field("step", "quantitative", axis={"values": ticks, "labelExpr": "format(datum.value, ',')"},
+                 scale=symlog, title=text.x_title)
     y = vl.field("loss", "quantitative", scale={"domainMin": 0}, title=text.y_title)
     curve = {"color": _series_colour(text), "tooltip": _loss_tooltip(text), "x": x, "y": y}
     layers = [
