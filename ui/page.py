@@ -13,9 +13,10 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+import json
 from html import escape
 from typing import Any
 from urllib.parse import urlencode
@@ -80,7 +81,9 @@ def open_page(
     """
     page = _setup(page_id)
     intro_args = (before_title() if before_title is not None else None) or {}
-    st.title(t(f"{page_id}.title"))
+    # No anchor link: it was one more Tab stop before every page's controls. The title is where
+    # focus lands after a page change (``_focus_script``).
+    st.title(t(f"{page_id}.title"), anchor=False)
     st.markdown(t(f"{page_id}.intro", **intro_args))
     if runs_prompt:
         _ = page.run
@@ -95,17 +98,31 @@ def _setup(page_id: str) -> Page:
     state.read_url(page_id)  # once per session: a shared link's values (checked) come first
     state.init()
     entry = nav.page_by_id(page_id)
+    presenting = bool(state.get(state.PRESENTER))
     st.set_page_config(
         page_title=f"Token Journey · {t('nav.' + page_id)}",
         page_icon=entry.icon,
         layout="wide",
+        # Presenter mode: the sidebar folds away when the switch is turned on (the projector needs
+        # its 300 px); the arrow in the corner still opens it. Streamlit applies a *change* of this
+        # value, unless this browser's student folded or opened the sidebar by hand before.
+        initial_sidebar_state="collapsed" if presenting else "auto",
     )
     with st.sidebar:
+        # The prompt comes first: from page load it is 3 Tab stops after the skip link
+        # (language, the prompt's help, the prompt), before the examples and the station links.
+        st.markdown(f"### 🚂 {t('app.name')}")
+        lang = state.get(state.LANG)
+        _language_select()
+        _prompt_inputs(lang)
+        st.divider()
         _navigation()
         st.divider()
-        _controls()
+        _model_seed_presenter(lang)
+        _device_caption()
         _link(page_id)
-    _layout_css()
+        _page_script(page_id, t(f"{page_id}.title"))
+    _layout_css(page_id, presenting)
     theme.apply(state.get(state.LANG))  # contrast fixes and <html lang> (ui.theme)
     state.show_notes()
     state.sync_url()
@@ -125,6 +142,28 @@ def try_this(title_key: str, list_key: str, *, as_header: bool = False, **fmt: A
     """The page's closing "try this" list: a subheader (or a header) and its Markdown list."""
     (st.header if as_header else st.subheader)(t(title_key))
     st.markdown(t(list_key, **fmt))
+
+
+def durable_tabs(name: str, labels: Mapping[str, str]) -> Sequence[Any]:
+    """``st.tabs`` whose chosen tab survives a page change and travels in the view's link.
+
+    ``name`` is a ``ui.state`` choice over the tab ids; ``labels`` maps each id to its (translated,
+    unique) label in display order. The tab widget holds a label; the durable value is the id, so
+    a language switch keeps the tab. Example: ``a, b = durable_tabs("tok_tab", {"bpe": ..., "model": ...})``.
+    """
+    chosen = state.get(name)
+    widget = state.widget_key(name)
+    st.session_state[widget] = labels.get(chosen, next(iter(labels.values())))
+
+    def _save() -> None:
+        picked = st.session_state.get(widget)
+        for tab_id, label in labels.items():
+            if label == picked:
+                state.put(name, tab_id)
+                return
+        state.note(state.SPECS[name].label)  # a label no tab has: a crafted message
+
+    return st.tabs(list(labels.values()), key=widget, on_change=_save)
 
 
 def relabel_after_language_switch(seen_key: str, widget_keys: tuple[str, ...]) -> None:
@@ -152,10 +191,6 @@ _PHONE_CSS = """
    a narrower column scrolls them sideways. */
 .st-key-overview_diagram [data-testid="stMarkdownContainer"],
 [class*="st-key-tb_diagrams"] [data-testid="stMarkdownContainer"] { overflow-x: auto; }
-/* Elements far outside the window are neither laid out nor painted until they come near it
-   (the browser's own skipping; their text stays searchable): the Transformer block's layer pick
-   redraws a long fragment, Chromium 605 / 706 -> 377 / 437 ms (bench/browser_latency.py). */
-[data-testid="stMain"] [data-testid="stElementContainer"] { content-visibility: auto; contain-intrinsic-size: auto 120px; }
 /* A Markdown table (ui.text.markdown_table) wider than a phone scrolls inside its own box. */
 [data-testid="stMarkdownContainer"]:has(> table) { overflow-x: auto; }
 /* A long link to another station wraps instead of being cut at a phone's edge. */
@@ -169,13 +204,68 @@ _ZH_UPLOADER_CSS = """
 """
 
 
-def _layout_css() -> None:
-    css = _PHONE_CSS + (_ZH_UPLOADER_CSS if state.get(state.LANG) == "zh" else "")
+# Only on the Transformer block, and never around a control: elements far outside the window are
+# neither laid out nor painted until they come near it (the browser's own skipping; their text
+# stays searchable), and its layer pick redraws a long fragment, Chromium 605 / 706 -> 377 / 437 ms
+# (bench/browser_latency.py). ``content-visibility`` also clips what overflows the element's box:
+# on every element it cut a focused slider's min/max labels and chart titles in half.
+_SKIP_FAR_CSS = """
+[data-testid="stMain"] [data-testid="stElementContainer"]:has([data-testid="stVegaLiteChart"], [data-testid="stPlotlyChart"]):not(:has(input, textarea, [role="slider"], button)) { content-visibility: auto; contain-intrinsic-size: auto 120px; }
+"""
+SKIP_FAR_PAGES = frozenset({"transformer_block"})
+
+# Keyboard and layout (issue 44; colours live in their own block). Static CSS, no user text.
+_KEYBOARD_CSS = """
+/* Focus is always visible, in the text's own colour (which has contrast in both themes), and
+   differs from "current page" in the sidebar: the current page has a bar on its left and bold
+   text (aria-current is set by _PAGE_SCRIPT), a focused link a ring around it. */
+[data-testid="stApp"] :is(a, button, summary, [role="tab"], [role="radio"], [role="region"], [tabindex]):focus-visible {
+  outline: 3px solid currentColor !important; outline-offset: 2px; }
+/* Switches, checkboxes, radio options and sliders draw their own look; the ring goes around the
+   whole option (its label) or the slider. */
+[data-testid="stApp"] label:has(input:is([type="checkbox"], [type="radio"]):focus-visible) {
+  outline: 3px solid currentColor; outline-offset: 2px; border-radius: 4px; }
+[data-testid="stApp"] [data-testid="stSlider"] [data-rac]:has(input[type="range"]:focus-visible) {
+  outline: 3px solid currentColor; outline-offset: 3px; border-radius: 50%; }
+[data-testid="stSidebar"] a[data-testid="stPageLink-NavLink"]:focus-visible { outline-offset: -3px; }
+[data-testid="stSidebar"] a[data-testid="stPageLink-NavLink"][aria-current="page"] {
+  box-shadow: inset 5px 0 0 currentColor; padding-left: 14px; }
+[data-testid="stMain"] h1[tabindex="-1"]:focus { outline: none; }
+[data-testid="stMain"] h1[tabindex="-1"]:focus-visible { outline: 3px solid currentColor; outline-offset: 4px; }
+/* Tabs wrap onto a second row instead of hiding the last ones past a phone's edge. */
+[data-testid="stMain"] [data-testid="stTabs"] [role="tablist"] { flex-wrap: wrap; }
+/* The hidden holder of the page's script (it draws nothing). */
+.st-key-tj_page_script, .st-key-tj_in_app_links { display: none; }
+/* A chart wider than its column scrolls sideways: _PAGE_SCRIPT makes it a focusable region
+   (arrow keys scroll it) and marks it; the mark shows a scroll bar and a fading right edge. */
+[data-tj-scrolls="1"] { scrollbar-width: auto; scrollbar-color: currentColor transparent; padding-bottom: 4px;
+  background: linear-gradient(to left, rgba(128, 128, 128, 0.45), transparent) right / 24px 100% no-repeat scroll; }
+/* The Overview and Transformer-block drawings keep their light colours on a dark page: dark mode
+   turns their lightness around (hues kept), so they match the page. */
+html[data-tj-theme="dark"] .st-key-overview_diagram svg,
+html[data-tj-theme="dark"] [class*="st-key-tb_diagrams"] svg { filter: invert(0.9) hue-rotate(180deg); }
+"""
+
+# Presenter mode scales all text, captions included: Streamlit sizes its text in rem, so a larger
+# root size grows every caption, label and heading; charts grow through ui.charts' own theme.
+_PRESENTER_CSS = """
+html { font-size: 20px !important; }
+/* The folded sidebar's room goes to the page, not to wider margins (5rem each side at 20 px). */
+[data-testid="stMainBlockContainer"] { padding-left: 2rem; padding-right: 2rem; max-width: none; }
+[data-testid="stCaptionContainer"], [data-testid="stCaptionContainer"] p { font-size: 0.95rem; }
+"""
+
+
+def _layout_css(page_id: str, presenting: bool) -> None:
+    css = _PHONE_CSS + _KEYBOARD_CSS + (_ZH_UPLOADER_CSS if state.get(state.LANG) == "zh" else "")
+    if page_id in SKIP_FAR_PAGES:
+        css += _SKIP_FAR_CSS
+    if presenting:
+        css += _PRESENTER_CSS
     st.html(f"<style>{css}</style>")
 
 
 def _navigation() -> None:
-    st.markdown(f"### 🚂 {t('app.name')}")
     for section, pages in nav.existing_sections():
         if section is not None:
             st.caption(t(f"nav.section.{section}"))
@@ -208,12 +298,13 @@ def view_query(page_id: str) -> str:
 
 # The Overview diagram's boxes are plain SVG links (ui.diagram), which would reload the app and
 # start a new session. This script (no user text in it) sends a click on a box to the sidebar's
-# matching st.page_link instead, which Streamlit navigates inside the session.
+# matching st.page_link instead, which Streamlit navigates inside the session. It runs in the
+# page itself (st.html), not in a 1-px frame, which was an invisible Tab stop.
 _IN_APP_LINKS_JS = r"""
 <script>
 (function () {
-  const doc = window.parent.document;
-  // This frame's functions stop running when the frame goes (another page): replace the old one.
+  const doc = document;
+  // A later visit to the Overview runs this again: replace the old listener.
   if (doc.__tokenJourneyDiagramLinks) doc.removeEventListener("click", doc.__tokenJourneyDiagramLinks, true);
   doc.__tokenJourneyDiagramLinks = function (event) {
     const box = event.target.closest && event.target.closest(".st-key-overview_diagram a");
@@ -243,8 +334,107 @@ OVERVIEW_DIAGRAM_KEY = "overview_diagram"  # its container's class (st-key-…) 
 
 def in_app_links() -> None:
     """Make the diagram's box links navigate inside the session (see ``_IN_APP_LINKS_JS``)."""
-    # 1 px: the frame only runs the script; "content" left an empty band under the diagram.
-    st.iframe(theme.frame_document(_IN_APP_LINKS_JS, state.get(state.LANG), t("overview.title")), height=1)
+    with st.container(key="tj_in_app_links"):  # hidden (CSS): it draws nothing
+        st.html(_IN_APP_LINKS_JS, unsafe_allow_javascript=True)
+
+
+# The page's own script, in the page (st.html; only static code and our own JSON-encoded labels):
+# - after a page change, focus goes to the new page's title (h1, tabindex=-1), not the sidebar's top;
+#   the first load keeps the browser's start, so the skip link is the first Tab stop;
+# - the sidebar's link to this page gets aria-current="page" (read aloud, and styled apart from focus);
+# - <html data-tj-theme> says whether the page is dark (Streamlit's theme has no class of its own);
+# - a chart or table wider than its box becomes a named, focusable region (the arrow keys scroll
+#   it) with a visible mark; the check repeats while the page changes.
+_PAGE_SCRIPT = r"""
+<script>
+(function () {
+  const page = __PAGE__, title = __TITLE__, scrollLabel = __SCROLL__;
+  const w = window, doc = document;
+  const norm = (x) => (x || "").replace(/\s+/g, " ").trim();
+  const changed = w.__tjPage !== undefined && w.__tjPage !== page;
+  w.__tjPage = page;
+  if (changed) {
+    const started = Date.now();
+    const look = function () {
+      const heads = doc.querySelectorAll('[data-testid="stMain"] h1');
+      let found = null;
+      for (const h of heads) if (norm(h.textContent) === norm(title)) { found = h; break; }
+      if (!found && Date.now() - started > 3000 && heads.length) found = heads[0];
+      if (!found) { if (Date.now() - started < 8000) setTimeout(look, 60); return; }
+      found.setAttribute("tabindex", "-1");
+      found.focus({preventScroll: false});
+    };
+    look();
+  }
+  const tidy = function () {
+    for (const h of doc.querySelectorAll('[data-testid="stMain"] h1')) {
+      if (!h.hasAttribute("tabindex")) h.setAttribute("tabindex", "-1");
+    }
+    // Tab stops that stood between a student and the controls, each still there for the mouse:
+    // the headings' "link to heading" anchors, the charts' and tables' hover toolbars (a chart's
+    // numbers are in its own table view), and a data table whose rows all show (nothing to scroll).
+    for (const a of doc.querySelectorAll('[data-testid="stMain"] :is(h1, h2, h3, h4, h5, h6) a[href^="#"], '
+        + '[data-testid="stMain"] [data-testid="stElementToolbar"] button')) {
+      if (a.getAttribute("tabindex") !== "-1") a.setAttribute("tabindex", "-1");
+    }
+    for (const grid of doc.querySelectorAll('[data-testid="stMain"] [data-testid="stDataFrame"]')) {
+      const scroller = grid.querySelector(".dvn-scroller");
+      const scrolls = scroller && (scroller.scrollHeight > scroller.clientHeight + 2 || scroller.scrollWidth > scroller.clientWidth + 2);
+      for (const canvas of grid.querySelectorAll("canvas[data-grid-canvas], [data-testid='data-grid-canvas'], canvas[tabindex]")) {
+        const want = scrolls ? "0" : "-1";
+        if (canvas.getAttribute("tabindex") !== want) canvas.setAttribute("tabindex", want);
+      }
+    }
+    // The Overview's link is href="" (the app's root): it is current when no other link is.
+    const here = doc.location.pathname.replace(/\/$/, "");
+    const links = [...doc.querySelectorAll('[data-testid="stSidebar"] a[data-testid="stPageLink-NavLink"]')];
+    const isHere = (a) => a.getAttribute("href") && new URL(a.getAttribute("href"), doc.baseURI).pathname.replace(/\/$/, "") === here;
+    const current = links.find(isHere) || links.find((a) => !a.getAttribute("href"));
+    for (const a of links) {
+      if (a === current) a.setAttribute("aria-current", "page"); else a.removeAttribute("aria-current");
+    }
+    const app = doc.querySelector('[data-testid="stApp"]');
+    if (app) {
+      const rgb = (getComputedStyle(app).backgroundColor.match(/\d+(\.\d+)?/g) || [255, 255, 255]).map(Number);
+      const dark = 0.2126 * rgb[0] + 0.7152 * rgb[1] + 0.0722 * rgb[2] < 128;
+      doc.documentElement.setAttribute("data-tj-theme", dark ? "dark" : "light");
+    }
+    const boxes = doc.querySelectorAll('[data-testid="stMain"] :is([data-testid="stVegaLiteChart"], '
+      + '.st-key-overview_diagram [data-testid="stMarkdownContainer"], [class*="st-key-tb_diagrams"] [data-testid="stMarkdownContainer"], '
+      + '[data-testid="stMarkdownContainer"]:has(> table), [data-testid="stCode"] pre)');
+    for (const box of boxes) {
+      const scrolls = box.scrollWidth > box.clientWidth + 2 && getComputedStyle(box).overflowX !== "visible";
+      if (scrolls && box.getAttribute("data-tj-scrolls") !== "1") {
+        box.setAttribute("data-tj-scrolls", "1");
+        box.setAttribute("tabindex", "0");
+        box.setAttribute("role", "region");
+        const named = box.querySelector("[aria-label]");
+        const name = named ? named.getAttribute("aria-label") : "";
+        box.setAttribute("aria-label", name && name !== "Vega visualization" ? name + " · " + scrollLabel : scrollLabel);
+      } else if (!scrolls && box.getAttribute("data-tj-scrolls") === "1") {
+        for (const attr of ["data-tj-scrolls", "tabindex", "role", "aria-label"]) box.removeAttribute(attr);
+      }
+    }
+  };
+  if (w.__tjTidy) clearInterval(w.__tjTidy);
+  tidy();
+  w.__tjTidy = setInterval(tidy, 700);
+})();
+</script>
+"""
+
+
+def _page_script(page_id: str, title: str) -> None:
+    """Focus, current page, theme and scroll regions (see ``_PAGE_SCRIPT``); draws nothing."""
+    script = (_PAGE_SCRIPT.replace("__PAGE__", _js_string(page_id)).replace("__TITLE__", _js_string(title))
+              .replace("__SCROLL__", _js_string(t("keyboard.scrolls"))))
+    with st.container(key="tj_page_script"):  # hidden (CSS)
+        st.html(script, unsafe_allow_javascript=True)
+
+
+def _js_string(text: str) -> str:
+    """A JavaScript string literal that cannot close the <script> element."""
+    return json.dumps(text, ensure_ascii=False).replace("<", "\\u003c").replace(">", "\\u003e")
 
 
 def _model_label(name: str, lang: str) -> str:
@@ -290,15 +480,6 @@ def _link(page_id: str) -> None:
         st.caption(t("state.link.help"))
 
 
-def _controls() -> None:
-    """Language, prompt (with its presets), model, seed, presenter mode and the device in use."""
-    _language_select()
-    lang = state.get(state.LANG)
-    _prompt_inputs(lang)
-    _model_seed_presenter(lang)
-    _device_caption()
-
-
 def _language_select() -> None:
     languages = list(LANGUAGES)
     st.selectbox(
@@ -311,7 +492,15 @@ def _language_select() -> None:
 
 
 def _prompt_inputs(lang: str) -> None:
-    # The preset box shows which preset the current prompt is (or "your own text").
+    # The prompt, then the examples under it (a keyboard reaches the prompt first). The example box
+    # shows which example the current prompt is (or "your own text").
+    st.text_area(
+        t("sidebar.prompt"),
+        key=state.bind_widget(state.PROMPT),
+        on_change=state.commit(state.PROMPT),
+        height=90,
+        help=t("sidebar.prompt.help"),
+    )
     current = state.get(state.PROMPT)
     matching = [k for k, p in PROMPT_PRESETS.items() if p.text == current]
     st.session_state[_preset_widget_key()] = matching[0] if matching else CUSTOM_PRESET
@@ -324,13 +513,6 @@ def _prompt_inputs(lang: str) -> None:
         ),
         key=_preset_widget_key(),
         on_change=_on_preset_change,
-    )
-    st.text_area(
-        t("sidebar.prompt"),
-        key=state.bind_widget(state.PROMPT),
-        on_change=state.commit(state.PROMPT),
-        height=90,
-        help=t("sidebar.prompt.help"),
     )
 
 

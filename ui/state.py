@@ -316,6 +316,7 @@ flag("sa_mask", False, _S, "self_attention.mask")
 integer("sa_query", 0, _am.MAX_TOKENS - 1, 0, _S, "self_attention.query")
 choice("sa_lab_case", tuple(name for name, _, _ in _am.SEED_SOFTMAX_CASES), "row0", _S, "self_attention.lab.case")
 text("sa_lab_scores", 300, "", _S, "self_attention.lab.scores")
+choice("sa_tab", ("steps", "lab", "dk", "mh"), "steps", _S, "self_attention.tab.steps")  # the open tab
 integer("sa_dk", 2, 512, 128, _S, "self_attention.dk.slider")
 integer("sa_mh_heads", 1, 64, 2, _S, "self_attention.mh.heads")
 flag("sa_mh_scale", True, _S, "self_attention.scale")
@@ -357,6 +358,13 @@ integer("embeddings_nn_k", 3, 30, 10, _E, "embeddings.nn.k")
 # the embedding map's display toggles, moved in the browser (space3d; flags: knob_state.ts holds numbers)
 flag("embeddings_map_only", False, _E, "embeddings.map.only_categories")
 flag("embeddings_map_fit_categories", False, _E, "embeddings.map.fit")
+EMBEDDINGS_CONTEXT_PRESETS: Final = ("capital", "coref")  # ui.sections.embeddings.CONTEXT_PRESETS (a test checks)
+choice("embeddings_context_preset", EMBEDDINGS_CONTEXT_PRESETS, "capital", _E, "embeddings.context.preset")
+# The default is the chosen example's text (the page passes it); prompts as long as the fields allow.
+for _part, _chars in (("a", 300), ("b", 300), ("word", 40)):
+    text(f"embeddings_context_{_part}", _chars,
+         lambda lang, part=_part: translate(f"embeddings.context.capital.{part}", lang), _E,
+         f"embeddings.context.{'prompt_' + _part if _part != 'word' else 'word'}")
 
 _L = ("logits_sampling",)
 integer("logits_sampling_top_n", 5, 30, 10, _L, "logits_sampling.top_n")
@@ -364,6 +372,9 @@ integer("logits_sampling_n_samples", 1, 1000, 200, _L, "logits_sampling.n_sample
 
 _G = ("generation",)
 integer("generation_max_new", 1, 64, 20, _G, "generation.max_new")
+# How many tokens have been generated: with the prompt, model, seed and sampling knobs (all in
+# the link) the steps are reproducible, so a link replays them and shows the same text.
+integer("generation_steps", 0, 64, 0, _G, "generation.max_new")
 choice("generation_kv_preset", (*_KV_PRESETS, LIVE_MODEL_PRESET), "llama4_scout_like", _G, "generation.memory.preset")
 integer("generation_kv_layers", 1, 1000, 1, _G, "generation.memory.layers")
 integer("generation_kv_heads", 1, 1024, 1, _G, "generation.memory.q_heads")
@@ -375,6 +386,7 @@ choice("generation_kv_dtype", tuple(_DTYPES), "fp16", _G, "generation.memory.dty
 
 _T = ("tokenization",)
 choice("tok_mode", ("classic", "gpt"), "classic", _T, "tokenization.mode")
+choice("tok_tab", ("bpe", "model"), "bpe", _T, "tokenization.tab.bpe")  # the open tab
 integer("tok_num_merges", 1, 1000, 10, _T, "tokenization.num_merges")
 integer("tok_merge_step", 0, 1000, 0, _T, "tokenization.step.slider")
 text("tok_encode_word", 200, "lowest", _T, "tokenization.encode.input")

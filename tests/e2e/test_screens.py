@@ -3,7 +3,10 @@ in both languages, with the layout checks a person would otherwise make by eye.
 
 Files: ``tests/e2e/screenshots/screens/<page>.<lang>.<setting>.png`` (full page). The checks:
 no exception, no chart squeezed to nothing, the diagram's text at least 10 px on screen (or
-the diagram scrolls), the presenter switch really enlarges the chart fonts.
+the diagram scrolls), the presenter switch really enlarges the chart fonts; and (issue 44)
+nothing cut at the right edge (what is wider than the page scrolls in a box that says so and
+that a keyboard can reach), presenter mode folds the sidebar and enlarges every text, captions
+included, the drawings go dark in dark mode, chart labels that must not overlap don't.
 
 Run one setting at a time to keep the machine free, e.g.
 ``pytest -q tests/e2e/test_screens.py -k phone``.
@@ -26,11 +29,16 @@ PHONE = {"width": 390, "height": 844}
 PROJECTOR = {"width": 1366, "height": 768}
 SETTINGS = {  # name: (viewport, colour scheme, presenter mode)
     "phone": (PHONE, "light", False),
+    "phone_dark": (PHONE, "dark", False),
     "presenter": (PROJECTOR, "light", True),
     "dark": (PROJECTOR, "dark", False),
 }
 LOCALES = {"en": "en-US", "zh": "zh-CN"}
 MIN_CHART_PX = 120  # a chart narrower or flatter than this is "shrunk to nothing"
+PRESENTER_CAPTION_PX = 17  # Streamlit's captions are 14 px; presenter mode's root size makes them 19
+# Charts whose text labels must not overlap each other (issue 44: Training's heatmap axis labels
+# and its "p = 0.900" label); the chart is found by a text it holds.
+NO_OVERLAP = {"training": ("p = ",)}
 
 
 def wait_for_app(page: Page) -> None:
@@ -58,8 +66,9 @@ def _open_sidebar(page: Page) -> None:
             return
 
 
-def _close_sidebar_on_phone(page: Page, viewport: dict) -> None:
-    if viewport["width"] > 640:
+def _close_sidebar_on_phone(page: Page, viewport: dict, presenter: bool = False) -> None:
+    """A phone's sidebar covers the page, and presenter mode folds it: close it after navigating."""
+    if viewport["width"] > 640 and not presenter:
         return
     sidebar = page.locator('[data-testid="stSidebar"]')
     if sidebar.get_attribute("data-collapsed") != "true":
@@ -69,12 +78,104 @@ def _close_sidebar_on_phone(page: Page, viewport: dict) -> None:
             page.wait_for_timeout(400)
 
 
-def _goto(page: Page, label: str, viewport: dict) -> None:
+def _goto(page: Page, label: str, viewport: dict, presenter: bool = False) -> None:
     _open_sidebar(page)
     page.locator('[data-testid="stSidebar"]').get_by_role("link", name=label).first.click()
     wait_for_app(page)
     page.wait_for_timeout(1500)  # charts draw after the script has finished
-    _close_sidebar_on_phone(page, viewport)
+    _close_sidebar_on_phone(page, viewport, presenter)
+
+
+def _sidebar_collapsed(page: Page) -> bool:
+    return page.evaluate("""() => {
+        const bar = document.querySelector('[data-testid="stSidebar"]');
+        if (!bar) return true;
+        if (bar.getAttribute('aria-expanded') === 'false' || bar.getAttribute('data-collapsed') === 'true') return true;
+        return bar.getBoundingClientRect().right <= 2;
+    }""")
+
+
+def _cut_at_right(page: Page) -> list[str]:
+    """What reaches past the page's right edge without a box that scrolls it and says so.
+
+    A box that scrolls sideways must carry the page script's mark (data-tj-scrolls: a visible
+    cue, a Tab stop and a name), else a student sees a cut chart and a keyboard cannot reach it.
+    Hidden tabs and closed expanders are skipped (nothing of them is on screen)."""
+    return page.evaluate("""() => {
+        const main = document.querySelector('[data-testid="stMain"]');
+        if (!main) return [];
+        const limit = Math.min(window.innerWidth, main.getBoundingClientRect().right) + 1;
+        const scroller = (el) => {
+            for (let n = el.parentElement; n && n !== main; n = n.parentElement) {
+                const ox = getComputedStyle(n).overflowX;
+                if (ox === 'auto' || ox === 'scroll' || ox === 'hidden' || ox === 'clip') return n;
+            }
+            return null;
+        };
+        const name = (el) => {
+            const key = el.closest('[class*="st-key-"]');
+            const k = key ? [...key.classList].find(c => c.startsWith('st-key-')) : '';
+            const test = el.closest('[data-testid]');
+            return `${el.tagName.toLowerCase()} in ${k || (test ? test.getAttribute('data-testid') : '?')} `
+                 + `"${(el.textContent || '').trim().slice(0, 30)}"`;
+        };
+        const out = [];
+        // Not the visually hidden native inputs of switches, radios and slider thumbs (1-px clips).
+        const sel = 'p, h1, h2, h3, h4, li, td, th, code, label, svg, canvas, img, table, button, '
+                  + 'input:not([type="range"], [type="checkbox"], [type="radio"]), textarea';
+        for (const el of main.querySelectorAll(sel)) {
+            if (el.closest('svg') && el.tagName.toLowerCase() !== 'svg') continue;
+            const r = el.getBoundingClientRect();
+            if (r.width < 1 || r.height < 1 || r.right <= limit) continue;
+            if (el.closest('[hidden], [aria-hidden="true"]')) continue;
+            const box = scroller(el);
+            const boxRight = box ? box.getBoundingClientRect().right : Infinity;
+            if (box && boxRight <= limit && getComputedStyle(box).overflowX !== 'hidden'
+                && getComputedStyle(box).overflowX !== 'clip'
+                && (box.getAttribute('data-tj-scrolls') === '1' || box.matches('[data-testid="stDataFrame"] *'))) continue;
+            out.push(name(el) + ` right ${Math.round(r.right)} > ${Math.round(limit)}`
+                     + (box && boxRight <= limit ? ' (scrolls with no cue, or clipped)' : ''));
+            if (out.length >= 8) break;
+        }
+        return out;
+    }""")
+
+
+def _overlapping_labels(page: Page, marker: str) -> list[str]:
+    """Pairs of text labels that overlap in the Vega chart holding a text starting with ``marker``."""
+    return page.evaluate("""(marker) => {
+        const out = [];
+        for (const chart of document.querySelectorAll('[data-testid="stVegaLiteChart"]')) {
+            const shown = (t) => {  // Vega keeps the labels it hides for overlap, at opacity 0
+                for (let n = t; n && n.tagName.toLowerCase() !== 'svg'; n = n.parentElement) {
+                    if (parseFloat(getComputedStyle(n).opacity) === 0 || n.getAttribute('opacity') === '0') return false;
+                }
+                return t.getBoundingClientRect().width > 0;
+            };
+            const texts = [...chart.querySelectorAll('svg text')].filter(shown);
+            if (!texts.some(t => (t.textContent || '').startsWith(marker))) continue;
+            const boxes = texts.map(t => [t, t.getBoundingClientRect()]);
+            for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
+                const [a, ra] = boxes[i], [b, rb] = boxes[j];
+                const w = Math.min(ra.right, rb.right) - Math.max(ra.left, rb.left);
+                const h = Math.min(ra.bottom, rb.bottom) - Math.max(ra.top, rb.top);
+                if (w > 2 && h > 2 && w * h > 0.2 * Math.min(ra.width * ra.height, rb.width * rb.height))
+                    out.push(`"${a.textContent}" over "${b.textContent}"`);
+            }
+        }
+        return out.slice(0, 8);
+    }""", marker)
+
+
+def _smallest_caption_px(page: Page) -> float:
+    return page.evaluate("""() => Math.min(1e9, ...[...document.querySelectorAll(
+        '[data-testid="stMain"] [data-testid="stCaptionContainer"] p, [data-testid="stMain"] [data-testid="stCaptionContainer"]')]
+        .filter(e => e.getBoundingClientRect().height > 0).map(e => parseFloat(getComputedStyle(e).fontSize)))""")
+
+
+def _diagram_is_dark(page: Page) -> bool:
+    return page.evaluate("""() => document.documentElement.getAttribute('data-tj-theme') === 'dark'
+        && [...document.querySelectorAll('.st-key-overview_diagram svg')].every(s => getComputedStyle(s).filter !== 'none')""")
 
 
 def _chart_boxes(page: Page) -> list[dict]:
@@ -147,10 +248,10 @@ def _full_screenshot(page: Page, viewport: dict, path: Path) -> None:
     page.wait_for_timeout(300)
 
 
-# The whole sweep (3 settings × 2 languages) takes ~5 min on 2 cores; a plain run (CI) takes
-# three of the six, which still covers every setting and both languages:
-# TOKEN_JOURNEY_ALL_SCREENS=1 pytest -q tests/e2e/test_screens.py  makes all six.
-IN_EVERY_RUN = {("phone", "zh"), ("presenter", "en"), ("dark", "zh")}
+# The whole sweep (4 settings × 2 languages) takes ~7 min on 2 cores; a plain run (CI) takes
+# three of the eight: a phone in 中文 dark, the projector in presenter mode, 中文 dark on the
+# projector's size. TOKEN_JOURNEY_ALL_SCREENS=1 pytest -q tests/e2e/test_screens.py  makes all eight.
+IN_EVERY_RUN = {("phone_dark", "zh"), ("presenter", "en"), ("dark", "zh")}
 ALL_SCREENS = os.environ.get("TOKEN_JOURNEY_ALL_SCREENS") == "1"
 COMBINATIONS = [
     pytest.param(setting, lang, marks=() if ALL_SCREENS or (setting, lang) in IN_EVERY_RUN else pytest.mark.skip(
@@ -175,10 +276,13 @@ def test_every_page(browser: Browser, app_url: str, screenshot_dir: Path, settin
         _open_sidebar(page)
         page.locator('[data-testid="stSidebar"]').get_by_text(strings["sidebar.presenter"]).click()
         wait_for_app(page)
+        page.wait_for_timeout(800)
     problems: list[str] = []
+    if presenter and not _sidebar_collapsed(page):
+        problems.append("presenter mode left the sidebar open")
     report: dict[str, object] = {}
     for info in _pages():
-        _goto(page, strings[f"nav.{info.page_id}"], viewport)
+        _goto(page, strings[f"nav.{info.page_id}"], viewport, presenter)
         try:  # collected, so that every page still gets its screenshot
             assert_no_error(page)
         except AssertionError as problem:
@@ -208,6 +312,23 @@ def test_every_page(browser: Browser, app_url: str, screenshot_dir: Path, settin
             sizes = _vega_font_sizes(page)
             if sizes and max(sizes) < 16:
                 problems.append(f"{info.page_id}: presenter mode but the largest chart text is {max(sizes)} px")
+        cut = _cut_at_right(page)
+        for _ in range(3):  # the page script marks a box that scrolls every 0.7 s: a redrawn box waits for it
+            if not cut:
+                break
+            page.wait_for_timeout(800)
+            cut = _cut_at_right(page)
+        report[f"{info.page_id}.cut"] = cut
+        problems.extend(f"{info.page_id}: cut at the right edge: {c}" for c in cut)
+        for marker in NO_OVERLAP.get(info.page_id, ()):
+            overlaps = _overlapping_labels(page, marker)
+            problems.extend(f"{info.page_id}: labels overlap: {o}" for o in overlaps)
+        if presenter:
+            caption_px = _smallest_caption_px(page)
+            if caption_px < PRESENTER_CAPTION_PX:
+                problems.append(f"{info.page_id}: presenter mode but a caption is {caption_px:.0f} px")
+        if scheme == "dark" and info.page_id == "overview" and not _diagram_is_dark(page):
+            problems.append("overview: the diagram keeps its light colours in dark mode")
         _full_screenshot(page, viewport, out / f"{info.page_id}.{lang}.{setting}.png")
     (out / f"report.{lang}.{setting}.json").write_text(json.dumps(report, indent=1), encoding="utf-8")
     context.close()

@@ -77,7 +77,9 @@ def loss_curves(train_steps: Sequence[int], train_values: Sequence[float], held:
     # Vega's own symlog ticks label only the ends: name the powers of ten on the way.
     ticks = [0, *(10 ** k for k in range(1, 7) if 10 ** k < last * 0.8), last]
     symlog = {"domainMin": 0, "type": "symlog"}
-    x = vl.field("step", "quantitative", axis={"format": ",", "values": ticks}, scale=symlog, title=text.x_title)
+    # labelExpr, not format: Vega's symlog axis ignores "format" and wrote "1e+2", "3.2e+3".
+    x = vl.field("step", "quantitative", axis={"values": ticks, "labelExpr": "format(datum.value, ',')"},
+                 scale=symlog, title=text.x_title)
     y = vl.field("loss", "quantitative", scale={"domainMin": 0}, title=text.y_title)
     curve = {"color": _series_colour(text), "tooltip": _loss_tooltip(text), "x": x, "y": y}
     layers = [
@@ -88,7 +90,7 @@ def loss_curves(train_steps: Sequence[int], train_values: Sequence[float], held:
             "y": vl.field("loss", "quantitative")}),
         _layer("now", {"type": "rule", "color": MARK_COLOUR, "strokeWidth": 2}, {
             "tooltip": [vl.tooltip("label", text.series_title), vl.tooltip("step", text.x_title, "quantitative")],
-            "x": vl.field("step", "quantitative", scale=symlog)}),
+            "x": x}),  # the same axis (format and ticks): a bare field let Vega write "3.2e+3"
     ]
     datasets = {
         "loss": lines, "snapshots": marks,
@@ -162,8 +164,10 @@ def cross_entropy_curve(p_now: float, examples: Sequence[tuple[float, str]], *, 
     datasets = {"curve": _curve_rows(), "points": pts}
     # A label right of its point would run past the plot's right edge near p = 1: those
     # (p > 0.6) sit left of their point instead. The chosen p's label sits a line higher than
-    # the examples', so the two stay apart when the slider is on an example (p = 0.9 at first).
-    for kind, dy in (("example", -8), ("now", -24)):
+    # the examples', so the two stay apart when the slider is on an example (p = 0.9 at first);
+    # near an example it sits two lines higher: presenter mode's larger letters need the room.
+    near_example = any(abs(float(p_now) - float(p)) < 0.15 for p, _ in examples)
+    for kind, dy in (("example", -8), ("now", -48 if near_example else -24)):
         for near_right in (False, True):
             rows = [row for row in pts if row["kind"] == kind and (row["p"] > RIGHT_LABEL_LIMIT) == near_right]
             if rows:
@@ -185,7 +189,8 @@ def live_loss(points: Sequence[Sequence[float | None]], init_loss: float | None,
     train = _loss_rows([(p[0], p[1]) for p in points], text.train)
     held = _loss_rows(([(0, init_loss)] if init_loss is not None else []) + [(p[0], p[4]) for p in points
                                                                            if p[4] is not None], text.heldout)
-    x = vl.field("step", "quantitative", scale={"domain": [0, max(1, int(total_steps))]}, title=text.x_title)
+    x = vl.field("step", "quantitative", axis={"format": ","}, scale={"domain": [0, max(1, int(total_steps))]},
+                 title=text.x_title)
     y = vl.field("loss", "quantitative", scale={"domainMin": 0}, title=text.y_title)
     curve = {"color": _series_colour(text), "tooltip": _loss_tooltip(text), "x": x, "y": y}
     layers = [_layer("train", {"type": "line", "strokeWidth": 2}, curve),

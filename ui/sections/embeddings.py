@@ -31,7 +31,7 @@ from ui.tokens import display_token
 LAB_DIMS = 3  # the seeds' toy vectors have three numbers; three also draws as arrows in 3-D
 LAB_LIMIT = 1e6  # an edited number beyond this is refused (it would only flatten the arrows)
 CATEGORY_ORDER = ("country", "city", "person", "fruit", "food", "animal", "vehicle", "container", "colour", "place")
-CONTEXT_PRESETS = ("capital", "coref")  # the capital pair diverges most clearly in our small model
+CONTEXT_PRESETS = state.EMBEDDINGS_CONTEXT_PRESETS  # the capital pair diverges most clearly in our small model
 
 
 # --- cached, per model ---------------------------------------------------------------------
@@ -474,26 +474,31 @@ def context_section(page: Page) -> None:
     contextual(page.model_name, page.lang, page.config.n_layer)
 
 
-def _fill_context(lang: str) -> None:
-    preset = st.session_state.get("embeddings_context_preset", CONTEXT_PRESETS[0])
+def _context_example(part: str) -> str:
+    """The chosen example's prompt A, prompt B or word, in the page's language (the fields' default:
+    an untouched field follows a language switch; an edited one stays, also after a page change)."""
+    return t(f"embeddings.context.{state.get('embeddings_context_preset')}.{part}")
+
+
+def _fill_context() -> None:
+    """Another example chosen: its texts replace the fields' (edited or not)."""
     for part in ("a", "b", "word"):
-        st.session_state[f"embeddings_context_{part}"] = t(f"embeddings.context.{preset}.{part}")
-    st.session_state["embeddings_context_lang"] = lang
+        state.put(f"embeddings_context_{part}", _context_example(part))
 
 
 @st.fragment
 def contextual(model_name: str, lang: str, n_layer: int) -> None:
     """Two prompts and a word: the word's vector in each, cosine per stage."""
-    if st.session_state.get("embeddings_context_lang") != lang or "embeddings_context_a" not in st.session_state:
-        _fill_context(lang)  # first visit, or the language changed: examples in the new language
     preset_labels = {k: t(f"embeddings.context.{k}.label") for k in CONTEXT_PRESETS}
-    st.selectbox(t("embeddings.context.preset"), CONTEXT_PRESETS,
-                 format_func=preset_labels.__getitem__, key="embeddings_context_preset",
-                 on_change=_fill_context, args=(lang,))
+    st.selectbox(t("embeddings.context.preset"), CONTEXT_PRESETS, format_func=preset_labels.__getitem__,
+                 **state.bind("embeddings_context_preset", options=CONTEXT_PRESETS, then=_fill_context))
     left, right = st.columns(2)
-    left.text_input(t("embeddings.context.prompt_a"), key="embeddings_context_a", max_chars=300)
-    right.text_input(t("embeddings.context.prompt_b"), key="embeddings_context_b", max_chars=300)
-    word = st.text_input(t("embeddings.context.word"), key="embeddings_context_word", max_chars=40)
+    left.text_input(t("embeddings.context.prompt_a"), max_chars=300,
+                    **state.bind("embeddings_context_a", default=_context_example("a")))
+    right.text_input(t("embeddings.context.prompt_b"), max_chars=300,
+                     **state.bind("embeddings_context_b", default=_context_example("b")))
+    word = st.text_input(t("embeddings.context.word"), max_chars=40,
+                         **state.bind("embeddings_context_word", default=_context_example("word")))
 
     runs, spans = [], []
     for key in ("embeddings_context_a", "embeddings_context_b"):

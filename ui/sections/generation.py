@@ -102,7 +102,11 @@ def record(report: StepReport) -> dict[str, Any]:
 
 
 def reset_generation(signature: tuple, reason: str | None, fresh_state: dict[str, Any] | None) -> None:
-    """Forget every step and start again from the prompt (``fresh_state``; None if it cannot start)."""
+    """Forget every step and start again from the prompt (``fresh_state``; None if it cannot start).
+
+    A session's first start keeps the step count a link brought (``replay_linked_steps``)."""
+    if "gen_signature" in st.session_state:
+        durable.put("generation_steps", 0)
     for key in GEN_KEYS:
         st.session_state.pop(key, None)
     st.session_state["gen_signature"] = signature
@@ -112,10 +116,16 @@ def reset_generation(signature: tuple, reason: str | None, fresh_state: dict[str
         st.session_state["gen_state"] = fresh_state
 
 
+def chosen_preset(live: ModelPreset) -> ModelPreset:
+    """The calculator's chosen preset (``live``: this app's model); its values are the inputs'
+    defaults, so a link carries only the numbers a student changed."""
+    choice = durable.get("generation_kv_preset")  # checked: a crafted name falls back with a note
+    return live if choice == LIVE_MODEL_PRESET else MODEL_PRESETS.get(choice, MODEL_PRESETS[DEFAULT_PRESET])
+
+
 def on_preset_change(live: ModelPreset) -> None:
     """Fill the calculator's inputs from the chosen preset (``live``: this app's model)."""
-    choice = durable.get("generation_kv_preset")  # checked: a crafted name falls back with a note
-    values = live if choice == LIVE_MODEL_PRESET else MODEL_PRESETS.get(choice, MODEL_PRESETS[DEFAULT_PRESET])
+    values = chosen_preset(live)
     durable.put("generation_kv_layers", values.n_layer)
     durable.put("generation_kv_heads", values.n_head)
     durable.put("generation_kv_kv_heads", values.n_kv_head)
@@ -150,6 +160,8 @@ def generation_section(page: Page) -> None:
         reset_generation(signature, None, fresh.to_dict() if fresh is not None else None)
     elif kind in ("next", "run") and fresh is not None and not _finished():
         _generate(page, max_new, run_clicked=kind == "run", keep_notice=started_over)
+    elif fresh is not None and not _finished():
+        replay_linked_steps(page, max_new)
 
     gen_state = GenerationState.from_dict(st.session_state["gen_state"]) if fresh is not None else None
     _preview(page, gen_state, max_new)
@@ -264,6 +276,34 @@ def _generate(page: Page, max_new: int, *, run_clicked: bool, keep_notice: bool)
         progress.empty()
     if not keep_notice:
         st.session_state["gen_notice"] = None
+    _keep_step_count()
+
+
+def _keep_step_count() -> None:
+    """The number of tokens generated goes into the view's link (a fragment run redraws no
+    sidebar, so the address is written here)."""
+    durable.put("generation_steps", len(GenerationState.from_dict(st.session_state["gen_state"]).generated_ids))
+    durable.sync_url()
+
+
+def replay_linked_steps(page: Page, max_new: int) -> None:
+    """A link that says "n tokens generated" opens with those n steps taken again (same prompt,
+    model, seed and knobs: the same tokens), so the student sees the text the link was made on."""
+    wanted = min(int(durable.get("generation_steps")), max_new)
+    have = len(GenerationState.from_dict(st.session_state["gen_state"]).generated_ids)
+    if wanted <= have:
+        return
+    model, eos_id = page.loaded.model, page.loaded.tokenizer.eot_id
+    gen_state = GenerationState.from_dict(st.session_state["gen_state"])
+    cache: KVCache | None = None
+    try:
+        while not gen_state.finished and len(gen_state.generated_ids) < wanted:
+            gen_state, report, cache = generation_step(model, gen_state, eos_id, cache)
+            st.session_state["gen_steps"].append(record(report))
+            st.session_state["gen_state"] = gen_state.to_dict()
+    except ValueError:
+        st.error(t("generation.step_failed"))
+    _keep_step_count()
 
 
 def _text_so_far(page: Page, gen_state: GenerationState, max_new: int) -> None:
@@ -433,7 +473,7 @@ def memory_section(page: Page) -> None:
         LIVE_MODEL_PRESET, t("generation.memory.live_model"), cfg.n_layer, cfg.n_head, cfg.n_kv_head, cfg.d_head, cfg.n_ctx,
     )
     _preset_select(live_preset, page.lang)
-    inputs = _memory_inputs()
+    inputs = _memory_inputs(chosen_preset(live_preset))
     n_layer_in, n_head_in, n_kv_in, d_head_in, tokens_in, batch_in, dtype_in = inputs
     try:
         memory = kv_cache_memory(int(n_layer_in), int(n_kv_in), int(d_head_in), int(tokens_in), int(batch_in), dtype_in)
@@ -461,16 +501,21 @@ def _preset_select(live_preset: ModelPreset, lang: str) -> None:
                      translate(f"generation.memory.preset.{k}", lang) if k in TRANSLATED_PRESETS else MODEL_PRESETS[k].name))
 
 
-def _memory_inputs() -> tuple[int, int, int, int, int, int, str]:
-    """(layers, query heads, K/V heads, head dim, tokens, batch, dtype) as the student set them."""
+def _memory_inputs(preset: ModelPreset) -> tuple[int, int, int, int, int, int, str]:
+    """(layers, query heads, K/V heads, head dim, tokens, batch, dtype) as the student set them
+    (``preset``'s values are the defaults)."""
     i1, i2, i3, i4 = st.columns(4)
-    n_layer_in = i1.number_input(t("generation.memory.layers"), min_value=1, max_value=1000, step=1, **durable.bind("generation_kv_layers"))
-    n_head_in = i2.number_input(t("generation.memory.q_heads"), min_value=1, max_value=1024, step=1, **durable.bind("generation_kv_heads"))
-    n_kv_in = i3.number_input(t("generation.memory.kv_heads"), min_value=1, max_value=1024, step=1, **durable.bind("generation_kv_kv_heads"))
-    d_head_in = i4.number_input(t("generation.memory.head_dim"), min_value=1, max_value=4096, step=1, **durable.bind("generation_kv_head_dim"))
+    n_layer_in = i1.number_input(t("generation.memory.layers"), min_value=1, max_value=1000, step=1,
+                                 **durable.bind("generation_kv_layers", default=preset.n_layer))
+    n_head_in = i2.number_input(t("generation.memory.q_heads"), min_value=1, max_value=1024, step=1,
+                                **durable.bind("generation_kv_heads", default=preset.n_head))
+    n_kv_in = i3.number_input(t("generation.memory.kv_heads"), min_value=1, max_value=1024, step=1,
+                              **durable.bind("generation_kv_kv_heads", default=preset.n_kv_head))
+    d_head_in = i4.number_input(t("generation.memory.head_dim"), min_value=1, max_value=4096, step=1,
+                                **durable.bind("generation_kv_head_dim", default=preset.d_head))
     j1, j2, j3, _ = st.columns(4)
     tokens_in = j1.number_input(t("generation.memory.tokens"), min_value=1, max_value=10_000_000, step=1000,
-                                **durable.bind("generation_kv_tokens"))
+                                **durable.bind("generation_kv_tokens", default=preset.n_tokens))
     batch_in = j2.number_input(t("generation.memory.batch"), min_value=1, max_value=4096, step=1, **durable.bind("generation_kv_batch"))
     # Options are the dtype codes ("fp16"); labels are translated now, in this run's language, because
     # Streamlit (and AppTest) may call format_func after the run, where the session's language is unknown.

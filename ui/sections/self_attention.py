@@ -23,7 +23,7 @@ from ui.charts.attention import grouped_bars, lines_over_dk, overlaid_histogram,
 from ui.components import lessons
 from ui.i18n import t, translate
 from ui import state
-from ui.page import relabel_after_language_switch
+from ui.page import durable_tabs, relabel_after_language_switch
 from ui.resources import memo
 from ui.text import escape_markdown
 
@@ -431,6 +431,4 @@ def prepare() -> dict[str, str]:
 
 def tabs() -> list:
     """Step by step, the softmax lab, why ÷√d_k, multi-head."""
-    return st.tabs([
-        t("self_attention.tab.steps"), t("self_attention.tab.lab"), t("self_attention.tab.dk"), t("self_attention.tab.mh"),
-    ])
+    return durable_tabs("sa_tab", {tab: t(f"self_attention.tab.{tab}") for tab in ("steps", "lab", "dk", "mh")})

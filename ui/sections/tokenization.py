@@ -43,7 +43,7 @@ from ui.i18n import t
 from ui.messages import checkpoint_message
 from ui import state
 from ui.components import bpe_steps
-from ui.page import Page
+from ui.page import Page, durable_tabs
 from ui.resources import get_model
 from ui.text import escape_markdown, markdown_table
 from ui.tokens import display_token
@@ -157,7 +157,7 @@ def words_at_step(corpus: str, num_merges: int, mode: str, step: int) -> tuple[l
 
 def tabs() -> list:
     """Part 1 (BPE learns merges) and Part 2 (the model's tokenizer)."""
-    return st.tabs([t("tokenization.tab.bpe"), t("tokenization.tab.model")])
+    return durable_tabs("tok_tab", {tab: t(f"tokenization.tab.{tab}") for tab in ("bpe", "model")})
 
 
 def on_preset() -> None:
