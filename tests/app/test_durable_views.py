@@ -6,6 +6,7 @@ from __future__ import annotations
 from streamlit.testing.v1 import AppTest
 
 from core.lessons import attention_math as am
+from tests.app.components import component_data, press
 from tests.app.conftest import APP, open_page
 from ui import state
 from ui.i18n import load_strings
@@ -22,16 +23,14 @@ def _away_and_back(at: AppTest, page: str) -> None:
     assert_clean(at)
 
 
-def test_embeddings_map_and_context_survive_a_page_change() -> None:
+def test_embeddings_context_survives_a_page_change() -> None:
+    # The map's two toggles answer in the browser (ui.components.space3d views): their page
+    # change and link are tested in Chromium (tests/e2e/test_embeddings.py).
     at = open_page("embeddings")
-    at.toggle(key="embeddings_map_only").set_value(True).run()
-    at.radio(key="embeddings_map_fit").set_value("categories").run()
     at.text_input(key="embeddings_context_a").set_value("The bank of the river is").run()
     at.text_input(key="embeddings_context_word").set_value("bank").run()
     assert_clean(at)
     _away_and_back(at, "embeddings")
-    assert at.toggle(key="embeddings_map_only").value is True
-    assert at.radio(key="embeddings_map_fit").value == "categories"
     assert at.text_input(key="embeddings_context_a").value == "The bank of the river is"
     assert at.text_input(key="embeddings_context_word").value == "bank"
     assert dict(at.query_params).get("embeddings_context_word") == "bank"
@@ -77,20 +76,28 @@ def test_a_crafted_tab_label_falls_back_with_a_note() -> None:
 
 
 def test_self_attention_link_leaves_the_cases_scores_out() -> None:
+    # The lab answers in the browser (ui.components.lessons): the page sends the first case's
+    # scores as the default, which the browser leaves out of the link (tests/e2e/test_lesson_knobs.py).
     at = open_page("self_attention")
     assert "sa_lab_scores" not in dict(at.query_params)
-    at.selectbox(key="sa_lab_case").set_value(am.SEED_SOFTMAX_CASES[-1][0]).run()
-    assert_clean(at)
-    assert "sa_lab_scores" not in dict(at.query_params)  # the case's own scores: its default
-    at.text_input(key="sa_lab_scores").set_value("1, 2, 3").run()
-    assert dict(at.query_params).get("sa_lab_scores") == "1, 2, 3"
+    data = component_data(at, "sa_lab")
+    knobs = {k["name"]: k for k in data["knobs"]}
+    assert data["cases"][0]["name"] == am.SEED_SOFTMAX_CASES[0][0]
+    assert knobs["sa_lab_scores"]["value"] == knobs["sa_lab_scores"]["default"] == data["cases"][0]["scores"]
+    fresh = AppTest.from_file(APP, default_timeout=60)
+    fresh.query_params.update({"sa_lab_scores": "1, 2, 3"})
+    fresh.run()
+    fresh.switch_page("pages/self_attention.py").run()
+    assert_clean(fresh)
+    assert {k["name"]: k for k in component_data(fresh, "sa_lab")["knobs"]}["sa_lab_scores"]["value"] == "1, 2, 3"
 
 
 def test_generation_link_carries_the_steps_not_the_calculator() -> None:
     at = open_page("generation")
     assert not [k for k in dict(at.query_params) if k.startswith("generation_")], dict(at.query_params)
-    at.button(key="generation_next").click().run()
-    at.button(key="generation_next").click().run()
+    for _ in range(2):  # Next token: the preview component's button (ui.components.sampling_lab)
+        shown = {k["name"]: k["value"] for k in component_data(at, "generation_knobs")["knobs"]}
+        press(at, "generation_knobs", {"kind": "next", "knobs": shown})
     assert_clean(at)
     params = dict(at.query_params)
     assert params.get("generation_steps") == "2"
@@ -104,12 +111,19 @@ def test_generation_link_carries_the_steps_not_the_calculator() -> None:
     assert_clean(fresh)
     assert len(fresh.session_state["gen_steps"]) == 2
     assert [c.value for c in fresh.code][:1] == text[:1]
-    fresh.button(key="generation_reset").click().run()
+    shown = {k["name"]: k["value"] for k in component_data(fresh, "generation_knobs")["knobs"]}
+    press(fresh, "generation_knobs", {"kind": "reset", "knobs": shown})
     assert "generation_steps" not in dict(fresh.query_params)
 
 
 def test_tokenization_caption_at_step_zero_says_no_merge_yet() -> None:
-    at = open_page("tokenization")
-    captions = " ".join(c.value for c in at.caption)
-    assert "Before any merge" in captions
-    assert "at this step" not in captions
+    # The step's caption is drawn in the browser (ui.components.bpe_steps, bpe_steps.ts picks
+    # "curve_caption_start" at step 0): the page sends both wordings, the start one in 中文 too.
+    for lang, words in (("en", "Before any merge"), ("zh", None)):
+        at = open_page("tokenization", lang=lang)
+        labels = component_data(at, "tok_bpe_steps")["labels"]
+        start = labels["curve_caption_start"]
+        assert start == load_strings(lang)["tokenization.curve.caption_start"]
+        assert start != labels["curve_caption"]
+        if words:
+            assert words in start and "at this step" not in start

@@ -51,6 +51,7 @@ LABELS: dict[str, str] = {
     "vocab_merged": "tokenization.vocab.merged", "curve_title": "tokenization.curve.title",
     "curve_x": "tokenization.curve.x", "curve_total": "tokenization.curve.total",
     "curve_per_word": "tokenization.curve.per_word", "curve_caption": "tokenization.curve.caption",
+    "curve_caption_start": "tokenization.curve.caption_start",
     "encode_chart": "tokenization.encode.chart", "encode_applied": "tokenization.encode.applied",
     "encode_no_merge": "tokenization.encode.no_merge", "encode_empty": "tokenization.encode.empty",
 }

@@ -161,7 +161,8 @@ export default function mount(component: Component): () => void {
     drawList(listBox, data, step, L, show);
     drawVocab(vocabBox, data, step, L, show);
     moveCurve(step);
-    curveCaption.replaceChildren(rich(L("curve_caption"), {
+    // Step 0 is the text before any merge ("from 74 tokens to 74" would say nothing there).
+    curveCaption.replaceChildren(rich(L(step ? "curve_caption" : "curve_caption_start"), {
       start: data.curve[0], now: data.curve[step],
       per_word: (data.curve[step] / Math.max(1, data.total_words)).toFixed(2), size: sizes[step],
     }));
