@@ -125,7 +125,8 @@ def test_every_heads_cells_are_the_trace_values() -> None:
     q, k = np.tril_indices(n)
     for layer in range(cfg.n_layer):
         expected = trace[names.act_name("pattern", layer=layer)]
-        np.testing.assert_allclose(patterns[layer][:, q, k], expected[:, q, k], atol=1e-7)
+        # float32 forwards differ by a few ulps with the thread count another test left: 1e-6
+        np.testing.assert_allclose(patterns[layer][:, q, k], expected[:, q, k], rtol=1e-6, atol=1e-6)
         expected = trace[names.act_name("attn_scores", layer=layer)]
         np.testing.assert_allclose(scores[layer][:, q, k], expected[:, q, k], rtol=1e-6, atol=1e-6)
     behaviours = ha.label_heads(ha.stack_patterns(trace, cfg.n_layer))
