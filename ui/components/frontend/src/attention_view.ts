@@ -7,7 +7,8 @@ import { attentionRest, InputProblem, multiHead, parseVector, plainNormalise, so
 import * as bus from "./lessons/bus";
 import { groupedBars, heatmap, table, Tooltip } from "./lessons/charts";
 import { select, toggle } from "./lessons/controls";
-import { el, isDark, richText } from "./lessons/dom";
+import { el, richText } from "./lessons/dom";
+import { LessonComponent, mountLesson } from "./lessons/mount";
 import { fill, num, pyFixed, pyG, short, sub, vec } from "./lessons/format";
 
 const PAGE = "self_attention";
@@ -44,7 +45,6 @@ interface MhData {
   presenter: boolean;
 }
 type Data = StepsData | LabData | MhData;
-interface Component { data: Data; key: string; parentElement: HTMLElement | ShadowRoot }
 
 const MINUS_INF = "\u2212\u221e";
 const cellG = (v: number) => (isFinite(v) ? pyG(v, 3) : v < 0 ? MINUS_INF : "∞");
@@ -61,37 +61,12 @@ function rangeOf(m: number[][]): [number, number] {
   return finite.length ? [Math.min(0, ...finite), Math.max(1e-9, ...finite)] : [0, 1];
 }
 
-const stops = new Map<string, () => void>(); // each mounted view's listener, by its key
-
-export default function mount(component: Component): () => void {
-  const { data, parentElement, key } = component;
-  stops.get(key)?.(); // Streamlit mounts again when the data changes: the old drawing stops listening
-  const L = (name: string) => data.labels[name] ?? name;
-  bus.adopt(PAGE, data.knobs);
-  for (const old of Array.from(parentElement.children)) if (old.classList.contains("tl")) old.remove();
-  const root = el("div", "tl");
-  root.dataset.testid = `sa-${data.view}`;
-  if (data.presenter) root.classList.add("presenter");
-  parentElement.appendChild(root);
-  if (isDark(root)) root.classList.add("dark");
-  const tip = new Tooltip(root);
-  const controls = el("div", "tl-controls");
-  const out = el("div", "tl-out");
-  root.append(controls, out);
-  const redraw = data.view === "steps" ? steps(data, L, controls, out, tip)
-    : data.view === "lab" ? lab(data, L, controls, out, tip, root) : heads(data, L, controls, out, tip);
-  const follows = data.view === "steps" ? ["sa_scale", "sa_mask", "sa_query"]
-    : data.view === "lab" ? ["sa_lab_case", "sa_lab_scores"] : ["sa_mh_heads", "sa_mh_scale", "sa_mh_mask"];
-  redraw();
-  const stop = bus.listen(PAGE, (_values, changed) => {
-    if (!changed.some((name) => follows.includes(name))) return;
-    const t0 = performance.now();
-    redraw();
-    root.dataset.drawMs = (performance.now() - t0).toFixed(2);
-  });
-  const cleanup = () => { stop(); tip.hide(); stops.delete(key); };
-  stops.set(key, cleanup);
-  return cleanup;
+export default function mount(component: LessonComponent<Data>): () => void {
+  return mountLesson(component, PAGE, "sa", (data, L, controls, out, tip, root) => data.view === "steps"
+    ? { redraw: steps(data, L, controls, out, tip), follows: ["sa_scale", "sa_mask", "sa_query"] }
+    : data.view === "lab"
+      ? { redraw: lab(data, L, controls, out, tip, root), follows: ["sa_lab_case", "sa_lab_scores"] }
+      : { redraw: heads(data, L, controls, out, tip), follows: ["sa_mh_heads", "sa_mh_scale", "sa_mh_mask"] });
 }
 
 // --- steps 3-6 and the hand calculation --------------------------------------------------

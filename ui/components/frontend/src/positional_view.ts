@@ -7,7 +7,8 @@
 import * as bus from "./lessons/bus";
 import { heatmap, lineChart, table, Tooltip } from "./lessons/charts";
 import { choiceSlider, integerBox, multiPick, slider } from "./lessons/controls";
-import { el, isDark, richText } from "./lessons/dom";
+import { el, richText } from "./lessons/dom";
+import { LessonComponent, mountLesson } from "./lessons/mount";
 import { fill, pyComma, pyExp, pyFixed, pyG, signed } from "./lessons/format";
 import { checkRelativePosition, pairDivisors, pairPeriods, sinusoidalTable, sinusoidalVector } from "./lessons/positional";
 import { RopeData, ropeView } from "./rope_view";
@@ -32,7 +33,6 @@ interface SinData {
   presenter: boolean;
 }
 type Data = SinData | RopeData;
-interface Component { data: Data; key: string; parentElement: HTMLElement | ShadowRoot }
 
 interface Knobs { d: number; n: number; base: number; pairs: number[] | null; pos: number; offset: number }
 
@@ -70,41 +70,9 @@ function commaG(x: number): string {
   return whole.replace(/\B(?=(\d{3})+(?!\d))/g, ",") + (frac !== undefined ? "." + frac : "");
 }
 
-const stops = new Map<string, () => void>(); // each mounted view's listener, by its key
-
-export default function mount(component: Component): () => void {
-  const { data, parentElement, key } = component;
-  stops.get(key)?.(); // Streamlit mounts again when the data changes: the old drawing stops listening
-  const L = (name: string) => data.labels[name] ?? name;
-  bus.adopt(PAGE, data.knobs);
-  for (const old of Array.from(parentElement.children)) if (old.classList.contains("tl")) old.remove();
-  const root = el("div", "tl");
-  root.dataset.testid = `pe-${data.view}`;
-  if (data.presenter) root.classList.add("presenter");
-  parentElement.appendChild(root);
-  if (isDark(root)) root.classList.add("dark");
-  const tip = new Tooltip(root);
-  const controls = el("div", "tl-controls");
-  const out = el("div", "tl-out");
-  root.append(controls, out);
-  let redraw: () => void;
-  let follows: string[];
-  if (data.view === "rope") {
-    ({ redraw, follows } = ropeView(data, L, controls, out, tip, root));
-  } else {
-    ({ redraw, follows } = sinusoidal(data, L, controls, out, tip));
-  }
-  redraw();
-  const stop = bus.listen(PAGE, (_values, changed) => {
-    if (changed.some((name) => follows.includes(name))) {
-      const t0 = performance.now();
-      redraw();
-      root.dataset.drawMs = (performance.now() - t0).toFixed(2);
-    }
-  });
-  const cleanup = () => { stop(); tip.hide(); stops.delete(key); };
-  stops.set(key, cleanup);
-  return cleanup;
+export default function mount(component: LessonComponent<Data>): () => void {
+  return mountLesson(component, PAGE, "pe", (data, L, controls, out, tip, root) => data.view === "rope"
+    ? ropeView(data, L, controls, out, tip, root) : sinusoidal(data, L, controls, out, tip));
 }
 
 function sinusoidal(data: SinData, L: (k: string) => string, controls: HTMLElement, out: HTMLElement,

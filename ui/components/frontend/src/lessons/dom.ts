@@ -1,19 +1,10 @@
-// Small DOM helpers shared by the lesson components. Every user-visible string goes in through
+// DOM helpers of the lesson components (on top of ../dom.ts). Every user-visible string goes in through
 // textContent or an attribute, never as markup.
 
-export function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string, text?: string): HTMLElementTagNameMap[K] {
-  const node = document.createElement(tag);
-  if (cls) node.className = cls;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
+import { el } from "../dom";
 
-const SVG_NS = "http://www.w3.org/2000/svg";
-export function svg<K extends keyof SVGElementTagNameMap>(tag: K, attrs: Record<string, string | number> = {}): SVGElementTagNameMap[K] {
-  const node = document.createElementNS(SVG_NS, tag);
-  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, String(v));
-  return node;
-}
+// The element builders are the shared ones (../dom.ts); what follows is the lessons' own.
+export { el, svg } from "../dom";
 
 /** Text with **bold** spans (the translated captions use them), built as nodes, never markup. */
 export function richText(tag: "p" | "div" | "span", cls: string, text: string): HTMLElement {
