@@ -41,10 +41,11 @@ def table_html(facts: ChartFacts, summary: str, *, open_label: str, more_note: s
         head = "".join(f'<th scope="col">{escape(h) or "—"}</th>' for h in facts.headers)
         body = "".join("<tr>" + "".join(f"<td>{escape(cell)}</td>" for cell in row) + "</tr>" for row in facts.rows)
         note = f"<p>{escape(more_note)}</p>" if facts.total_rows > len(facts.rows) and more_note else ""
-        # The scrolling box can take focus (a keyboard can scroll it) and is named for that.
+        # The scrolling box can take focus (a keyboard can scroll it) and is named for that; the page
+        # script (ui.page) marks it with the visible scroll cue when it is wider than the page.
         parts.append(
             f'<style>{_CELL_CSS}</style><details><summary style="cursor:pointer">{escape(open_label)}</summary>'
-            f'<div role="region" tabindex="0" aria-label="{escape(region_label)}" style="{_SCROLL}">'
+            f'<div class="tj-table-scroll" role="region" tabindex="0" aria-label="{escape(region_label)}" style="{_SCROLL}">'
             f'<table style="{_TABLE}"><caption style="{SR_ONLY}">{escape(facts.name)}</caption>'
             f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{note}</div></details>")
     parts.append("</div>")

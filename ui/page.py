@@ -415,6 +415,13 @@ _PAGE_SCRIPT = r"""
         for (const attr of ["data-tj-scrolls", "tabindex", "role", "aria-label"]) box.removeAttribute(attr);
       }
     }
+    // A chart's numbers table (ui.chart_table) is already a named, focusable region: only the cue.
+    for (const box of doc.querySelectorAll('[data-testid="stMain"] .tj-table-scroll')) {
+      const scrolls = box.scrollWidth > box.clientWidth + 2;
+      if (scrolls !== (box.getAttribute("data-tj-scrolls") === "1")) {
+        if (scrolls) box.setAttribute("data-tj-scrolls", "1"); else box.removeAttribute("data-tj-scrolls");
+      }
+    }
   };
   if (w.__tjTidy) clearInterval(w.__tjTidy);
   tidy();
