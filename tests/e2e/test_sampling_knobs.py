@@ -13,7 +13,7 @@ import base64
 from urllib.parse import parse_qs, quote, urlparse
 
 import numpy as np
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, Locator, Page, expect
 
 import core
 from core.engine.sampling import sampling_steps
@@ -158,6 +158,38 @@ def test_mouse_and_keyboard_moves_send_no_frame(page: Page, app_url: str) -> Non
     assert_no_error(page)
 
 
+# The Logits lab's shown knobs, in page JS (page.wait_for_function has no shadow-piercing CSS);
+# looked up afresh on each poll, so a re-mounted root is read too.
+_FIND_LAB = """() => {
+    const host = document.querySelector('.st-key-logits_sampling_knobs');
+    const roots = [host, ...[...host.querySelectorAll('*')].map(e => e.shadowRoot).filter(Boolean)];
+    for (const r of roots) { const lab = r.querySelector('.sl'); if (lab) return JSON.parse(lab.dataset.knobs); }
+    return {};
+}"""
+
+
+def _tap_point(page: Page, target: Locator) -> tuple[float, float]:
+    """A point 5% along the target's track that hits the target itself (through shadow roots):
+    waits until nothing (a fixed header, a sliding sidebar, a re-mount) covers it."""
+    for _ in range(50):
+        box = target.bounding_box()
+        assert box
+        x, y = box["x"] + box["width"] * 0.05, box["y"] + box["height"] / 2
+        hit = target.evaluate("""(input, [x, y]) => {
+            let e = document.elementFromPoint(x, y);
+            while (e && e.shadowRoot) {
+                const inner = e.shadowRoot.elementFromPoint(x, y);
+                if (!inner || inner === e) break;
+                e = inner;
+            }
+            return e === input;
+        }""", [x, y])
+        if hit:
+            return x, y
+        page.wait_for_timeout(100)
+    raise AssertionError(f"the tap point {(x, y)} stays covered by another element")
+
+
 def _query(page: Page) -> dict[str, str]:
     return {k: v[0] for k, v in parse_qs(urlparse(page.url).query).items()}
 
@@ -212,16 +244,17 @@ def test_values_survive_a_page_change_and_come_back_from_a_link(page: Page, app_
         sent = _count_frames(phone)
         phone.wait_for_timeout(500)
         frames = sent[0]
+        expect(phone.locator(f"{LOGITS_LAB}[data-ready='1']")).to_be_attached()
         track = phone.locator(f"{LOGITS_LAB} .knob[data-knob='top_p'] input")
-        track.scroll_into_view_if_needed()
-        phone.wait_for_timeout(300)
-        box = track.bounding_box()
-        assert box
-        phone.touchscreen.tap(box["x"] + box["width"] * 0.05, box["y"] + box["height"] / 2)
-        for _ in range(20):  # the tap's input event arrives after the touch sequence
-            if _shown(phone)["knobs"]["topP"] < 0.8:
-                break
-            phone.wait_for_timeout(100)
+        # Not scroll_into_view_if_needed: it may leave the track at the top of the main column,
+        # under Streamlit's fixed header, and the tap then lands on the header's "open sidebar"
+        # button (the flake: the sidebar opened, the knob never saw the tap). Centre the track
+        # and tap only once the point hits the input itself.
+        track.evaluate("input => input.scrollIntoView({ block: 'center' })")
+        x, y = _tap_point(phone, track)
+        phone.touchscreen.tap(x, y)
+        # The tap's input event arrives after the touch sequence (Chromium's synthesised click).
+        phone.wait_for_function(f"() => ({_FIND_LAB})().topP < 0.8", timeout=10_000)
         assert _shown(phone)["knobs"]["topP"] < 0.8
         phone.wait_for_timeout(800)
         assert sent[0] == frames
