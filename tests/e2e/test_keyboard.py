@@ -88,6 +88,7 @@ _FOCUSED = """() => {
         inSidebar: !!e.closest('[data-testid="stSidebar"]'), href: e.getAttribute('href') || '',
         outline: parseFloat(ring.outlineWidth) * (ring.outlineStyle === 'none' ? 0 : 1),
         shadow: ring.boxShadow, scrolls: e.getAttribute('data-tj-scrolls') === '1',
+        knob: (e.closest && e.closest('[data-knob]')?.getAttribute('data-knob')) || '',
     };
 }"""
 
@@ -190,7 +191,9 @@ def test_every_page_by_keyboard_only(keyboard_page: Page) -> None:
         for n in range(1, within + 1):
             stop = _tab(page)
             _visible_stop(stop, f"{info.page_id}, Tab {n} after the title")
-            if control.key in stop["keys"] and not stop["label"].startswith("Help for"):  # not its "?" button
+            # A Streamlit widget's st-key, or a knob drawn inside a lesson component (data-knob).
+            on_control = control.key in stop["keys"] or stop["knob"] == control.key
+            if on_control and not stop["label"].startswith("Help for"):  # not its "?" button
                 break
         else:
             problems.append(f"{info.page_id}: the main control {control.key} is more than {within} Tab stops "

@@ -48,7 +48,7 @@ function panel(i: number, pic: ReturnType<typeof ropePairPicture>, subtitle: str
   const size = PANEL_PX;
   const X = (x: number) => pad + ((x + reach) / (2 * reach)) * size;
   const Y = (y: number) => 6 + (1 - (y + reach) / (2 * reach)) * size;
-  const root = svg("svg", { width: size + pad + 6, height: size + pad + 6, role: "img", "aria-label": subtitle });
+  const root = svg("svg", { width: size + pad + 6, height: size + pad + 6, role: "group", "aria-label": subtitle });
   root.classList.add("tl-svg");
   root.append(svg("line", { x1: X(-reach), x2: X(reach), y1: Y(0), y2: Y(0), class: "tl-grid" }),
               svg("line", { x1: X(0), x2: X(0), y1: Y(-reach), y2: Y(reach), class: "tl-grid" }),
@@ -72,6 +72,9 @@ function panel(i: number, pic: ReturnType<typeof ropePairPicture>, subtitle: str
       fill: colour,
     });
     const say = `${names[v]}: ${L("axis_even")} = ${pyFixed(x, 3)}, ${L("axis_odd")} = ${pyFixed(y, 3)}`;
+    // role=img: a <g> with no role may not carry a name (and the panel is a group, so its
+    // focusable arrows are not hidden inside one presentational picture).
+    g.setAttribute("role", "img");
     g.setAttribute("aria-label", say);
     g.append(line, head);
     const show = (e: PointerEvent) => tip.show(say, e.clientX, e.clientY);

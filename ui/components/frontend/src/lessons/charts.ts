@@ -426,7 +426,9 @@ export function groupedBars(opts: BarOptions, tip: Tooltip, dark: boolean): HTML
     const Y = (y: number) => top + (1 - (y - lo) / (hi - lo || 1)) * plotH;
     const band = plotW / Math.max(1, opts.categories.length);
     const barW = (band * 0.8) / opts.groups.length;
-    const root = svg("svg", { width, height: h, role: "img", "aria-label": opts.summary ? `${opts.title}. ${opts.summary}` : opts.title });
+    // A group, not an img: an img's parts are presentational, and each bar is a focusable
+    // picture of its own (role=img) that names its value.
+    const root = svg("svg", { width, height: h, role: "group", "aria-label": opts.summary ? `${opts.title}. ${opts.summary}` : opts.title });
     root.classList.add("tl-svg");
     for (const t of niceTicks(lo, hi, 5)) {
       root.append(svg("line", { x1: left, x2: left + plotW, y1: Y(t), y2: Y(t), class: "tl-grid" }));
@@ -448,6 +450,7 @@ export function groupedBars(opts: BarOptions, tip: Tooltip, dark: boolean): HTML
           "data-value": String(v),
         });
         const say = `${cat} · ${g.label}: ${opts.format(v)}`;
+        rect.setAttribute("role", "img"); // a <rect> with no role may not carry a name
         rect.setAttribute("aria-label", say);
         const onPoint = (e: PointerEvent) => tip.show(say, e.clientX, e.clientY);
         rect.addEventListener("pointermove", onPoint);
