@@ -46,15 +46,15 @@ MAIN_CONTROLS: dict[str, MainControl] = {
     "embeddings": MainControl("embeddings_lab_normalise", ("Space",)),
     "positional_encoding": MainControl("pe_d_model", ("ArrowRight",)),
     "self_attention": MainControl("sa_tab", ("ArrowRight", "Enter")),
-    "multi_head_attention": MainControl("mha_layer", OPEN_NEXT),
+    "multi_head_attention": MainControl("mha_heads", ("ArrowRight",)),  # the layer × head radio group (browser)
     "transformer_block": MainControl("tb_layer", OPEN_NEXT),
     "whole_model": MainControl("wm_preset", OPEN_NEXT),
-    "logits_sampling": MainControl("logits_sampling_temperature", ("ArrowLeft",)),
-    "generation": MainControl("generation_temperature", ("ArrowLeft",)),
+    "logits_sampling": MainControl("temperature", ("ArrowLeft",)),  # the sampling knobs (browser)
+    "generation": MainControl("temperature", ("ArrowLeft",)),
     "training": MainControl("train_p", ("ArrowLeft",)),
 }
 # Logits & sampling: Temperature is the 6th stop (Tokens to show, two metrics' help buttons and
-# its own help stand before it); the W3-C knobs component is to bring it forward, then drop this.
+# its own help stand before it; the chart table disclosure is next): bring it forward, then drop this.
 MAIN_WITHIN_EXCEPTIONS = {"logits_sampling": 6}
 
 # Reads the focused element (through open shadow roots: the components draw in them).
