@@ -401,7 +401,7 @@ _PAGE_SCRIPT = r"""
     }
     const boxes = doc.querySelectorAll('[data-testid="stMain"] :is([data-testid="stVegaLiteChart"], '
       + '.st-key-overview_diagram [data-testid="stMarkdownContainer"], [class*="st-key-tb_diagrams"] [data-testid="stMarkdownContainer"], '
-      + '[data-testid="stMarkdownContainer"]:has(> table), [data-testid="stCode"] pre)');
+      + '[data-testid="stMarkdownContainer"]:has(> table), [data-testid="stCode"] pre, .katex-display)');
     for (const box of boxes) {
       const scrolls = box.scrollWidth > box.clientWidth + 2 && getComputedStyle(box).overflowX !== "visible";
       if (scrolls && box.getAttribute("data-tj-scrolls") !== "1") {

@@ -51,12 +51,8 @@ PAGES = tuple(page for _, pages in nav.SECTIONS for page in pages)
 # Serious or critical rules that belong to other open work (issue #44), by rule id. A page whose
 # only blocking violations are these is an expected failure (xfail) naming them.
 KNOWN: dict[str, str] = {
-    "label-content-name-mismatch": "the journey picture's stage boxes: their aria-label does not hold their visible "
-                                   "text (journey aria, he2)",
-    "nested-interactive": "the Overview and Transformer-block diagrams are one role=img holding links "
-                          "(diagrams expose their links, he2)",
-    "scrollable-region-focusable": "a wide table that scrolls sideways on a phone cannot be reached by keyboard "
-                                   "(keyboard scrolling, he3)",
+    "label-content-name-mismatch": "the Transformer-block diagram's box links: aria-label joins the rows with a "
+                                   "space, axe reads the rows' <text> elements without one (ui/diagram.py)",
 }
 
 

@@ -167,6 +167,10 @@ function walkthrough(data: StepsData, L: (k: string) => string, r: ReturnType<ty
 function pre(text: string, testid: string): HTMLElement {
   const node = el("pre", "", text);
   node.dataset.testid = testid;
+  // A worked line can be wider than a phone: it scrolls sideways, so a keyboard must reach it.
+  node.tabIndex = 0;
+  node.setAttribute("role", "region");
+  node.setAttribute("aria-label", text.split("\n")[0].slice(0, 80));
   return node;
 }
 
