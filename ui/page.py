@@ -23,7 +23,7 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from ui import nav, state, theme
+from ui import browser_warmup, nav, state, theme
 from ui.i18n import LANGUAGES, t, translate
 from ui.presets import PROMPT_PRESETS
 
@@ -432,11 +432,12 @@ _PAGE_SCRIPT = r"""
 
 
 def _page_script(page_id: str, title: str) -> None:
-    """Focus, current page, theme and scroll regions (see ``_PAGE_SCRIPT``); draws nothing."""
+    """Focus, current page, theme and scroll regions (see ``_PAGE_SCRIPT``), and the tab's warm-up
+    for pages still to come (``ui.browser_warmup``); draws nothing."""
     script = (_PAGE_SCRIPT.replace("__PAGE__", _js_string(page_id)).replace("__TITLE__", _js_string(title))
               .replace("__SCROLL__", _js_string(t("keyboard.scrolls"))))
     with st.container(key="tj_page_script"):  # hidden (CSS)
-        st.html(script, unsafe_allow_javascript=True)
+        st.html(script + browser_warmup.script(), unsafe_allow_javascript=True)
 
 
 def _js_string(text: str) -> str:
