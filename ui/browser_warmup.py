@@ -11,7 +11,8 @@ document), so a page's first visit costs what a second visit costs.
 The module files are named by Streamlit's build (``<Element>.<hash>.js``); the names below are
 resolved against the installed Streamlit's static folder once per process, and a name that is
 missing is skipped (``tests/unit/test_browser_warmup.py`` fails loudly instead, for the pinned
-version). Nothing is fetched from anywhere but this server.
+version). Nothing is fetched from anywhere but this server, and nothing at all when the browser
+asks to save data (``navigator.connection.saveData``): the same bytes then come with each page.
 """
 
 from __future__ import annotations
@@ -60,7 +61,8 @@ _SCRIPT = r"""
   w.__tjWarmup = true;
   const files = __FILES__;
   const main = document.querySelector('script[type="module"][src*="/static/js/"]');
-  if (!main || !files.length || !("requestIdleCallback" in w)) return;
+  const saving = navigator.connection && navigator.connection.saveData;  // the student asked for fewer bytes
+  if (!main || !files.length || saving || !("requestIdleCallback" in w)) return;
   const idle = () => new Promise((done) => w.requestIdleCallback(done, {timeout: 500}));
   const drawn = () => !document.querySelector('[data-testid="stStatusWidget"]');
   const run = async () => {
