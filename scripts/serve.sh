@@ -13,7 +13,8 @@
 # the classroom profile of scripts/classroom.sh (TOKEN_JOURNEY_ALLOWED_HOSTS applies: list the
 # address students type), which starts this script by default where HAProxy is installed. Each
 # replica is `streamlit run app.py` with those flags: it loads both models as it starts.
-# Ctrl-C (or SIGTERM) stops everything it started.
+# A replica or HAProxy that dies is restarted (scripts/supervise.py); Ctrl-C (or SIGTERM) stops
+# everything it started.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -37,24 +38,12 @@ command -v haproxy >/dev/null 2>&1 || { echo "HAProxy is not installed: sudo apt
 
 PY="${PYTHON:-.venv/bin/python}"
 RUN_DIR="$(mktemp -d "${TMPDIR:-/tmp}/token-journey-serve.XXXXXX")"
-PIDS=()
-cleanup() {
-  trap - EXIT INT TERM
-  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$RUN_DIR"
-}
-trap cleanup EXIT INT TERM
 
 SERVERS=""
+PORTS=""
 for i in $(seq 0 $((REPLICAS - 1))); do
   port=$((BASE_PORT + i))
-  # the classroom profile (scripts/classroom.sh: no tracebacks, no developer menu, no file
-  # watching, allowed hosts), each replica on its own loopback port
-  mapfile -t FLAGS < <(bash scripts/classroom.sh --print-flags --address 127.0.0.1 --port "$port")
-  TOKEN_JOURNEY_THREADS="${TOKEN_JOURNEY_THREADS:-1}" "$PY" -m streamlit run app.py "${FLAGS[@]}" \
-    >"$RUN_DIR/replica-$i.log" 2>&1 &
-  PIDS+=("$!")
+  PORTS="${PORTS:+$PORTS,}$port"
   SERVERS="${SERVERS}    server r$i 127.0.0.1:$port check cookie r$i
 "
 done
@@ -72,6 +61,10 @@ defaults
     # a student's websocket stays open for the whole lesson
     timeout tunnel 2h
     timeout http-keep-alive 10s
+    # a student whose replica has died is sent to a healthy one at once (the cookie names the
+    # dead one): retried there instead of failing
+    option redispatch
+    retries 2
 
 frontend token_journey
     bind ${ADDRESS}:${PORT}
@@ -87,13 +80,14 @@ backend replicas
     cookie TJ_REPLICA insert indirect nocache attr "HttpOnly" attr "SameSite=Lax"
     option httpchk GET /_stcore/health
     http-check expect status 200
-    default-server inter 2s fall 3 rise 1
+    # a refused connection marks a replica down at once (it died); health checks bring it back
+    default-server inter 2s fall 3 rise 1 observe layer4 error-limit 1 on-error mark-down
 ${SERVERS}
 CFG
 
 haproxy -c -q -f "$RUN_DIR/haproxy.cfg"
 echo "Token Journey: $REPLICAS replica(s) behind HAProxy on http://${ADDRESS}:${PORT} (logs in $RUN_DIR)"
-haproxy -db -f "$RUN_DIR/haproxy.cfg" &
-PIDS+=("$!")
-# Stop everything as soon as any one of them exits.
-wait -n "${PIDS[@]}"
+# The supervisor starts the replicas, HAProxy once one replica is healthy, restarts whatever
+# dies, and stops everything on Ctrl-C / SIGTERM (scripts/supervise.py: exit codes there).
+TOKEN_JOURNEY_THREADS="${TOKEN_JOURNEY_THREADS:-1}" exec "$PY" scripts/supervise.py \
+  --haproxy-cfg "$RUN_DIR/haproxy.cfg" --run-dir "$RUN_DIR" --ports "$PORTS" --python "$PY"
