@@ -24,21 +24,28 @@ def _docs(path: Path) -> list[dict]:
     return [d for d in yaml.safe_load_all(path.read_text(encoding="utf-8")) if d]
 
 
+def _all_manifests() -> list[dict]:
+    return [doc for path in sorted((DEPLOY / "k8s").glob("*.yaml")) for doc in _docs(path)]
+
+
 def _manifests() -> dict[str, dict]:
-    out = {}
-    for path in sorted((DEPLOY / "k8s").glob("*.yaml")):
-        for doc in _docs(path):
-            out[doc["kind"]] = doc
-    return out
+    """The app's manifests by kind (the class store's Redis has its own: ``_redis``)."""
+    return {doc["kind"]: doc for doc in _all_manifests()
+            if doc["kind"] == "Kustomization" or doc["metadata"]["name"] == "token-journey"}
+
+
+def _redis() -> dict[str, dict]:
+    return {doc["kind"]: doc for doc in _all_manifests()
+            if doc["kind"] != "Kustomization" and doc["metadata"]["name"] == "token-journey-redis"}
 
 
 def test_every_manifest_has_api_version_kind_and_name() -> None:
     manifests = _manifests()
     assert {"Deployment", "Service", "Ingress", "HorizontalPodAutoscaler", "Kustomization"} <= set(manifests)
-    for kind, doc in manifests.items():
-        assert doc.get("apiVersion"), kind
-        if kind != "Kustomization":
-            assert doc["metadata"]["name"] == "token-journey", kind
+    for doc in _all_manifests():
+        assert doc.get("apiVersion"), doc["kind"]
+        if doc["kind"] != "Kustomization":
+            assert doc["metadata"]["name"] in ("token-journey", "token-journey-redis"), doc["kind"]
     listed = set(manifests["Kustomization"]["resources"])
     assert listed == {p.name for p in (DEPLOY / "k8s").glob("*.yaml")} - {"kustomization.yaml"}
 
@@ -75,6 +82,26 @@ def test_ingress_uses_cookie_affinity_and_long_websocket_timeouts() -> None:
     assert hpa["apiVersion"] == "autoscaling/v2"
     assert hpa["spec"]["scaleTargetRef"] == {"apiVersion": "apps/v1", "kind": "Deployment", "name": "token-journey"}
     assert 1 <= hpa["spec"]["minReplicas"] <= hpa["spec"]["maxReplicas"]
+
+
+def test_every_pod_and_container_shares_one_redis_class_store_and_one_teacher_key() -> None:
+    redis = _redis()
+    assert {"Deployment", "Service"} <= set(redis)
+    [container] = redis["Deployment"]["spec"]["template"]["spec"]["containers"]
+    assert container["image"].startswith("redis:") and container["readinessProbe"]
+    assert redis["Service"]["spec"]["selector"].items() <= redis["Deployment"]["spec"]["template"]["metadata"]["labels"].items()
+    [app] = _manifests()["Deployment"]["spec"]["template"]["spec"]["containers"]
+    env = {e["name"]: e for e in app["env"]}
+    host = redis["Service"]["metadata"]["name"]
+    assert env["TOKEN_JOURNEY_REDIS_URL"]["value"] == f"redis://{host}:{redis['Service']['spec']['ports'][0]['port']}/0"
+    assert env["TOKEN_JOURNEY_TEACHER_KEY"]["valueFrom"]["secretKeyRef"]["name"] == "token-journey"
+    [compose] = _docs(DEPLOY / "compose.yaml")
+    app_service = compose["services"]["app"]
+    assert app_service["environment"]["TOKEN_JOURNEY_REDIS_URL"] == "redis://redis:6379/0"
+    assert "TOKEN_JOURNEY_TEACHER_KEY" in app_service["environment"]
+    assert app_service["depends_on"]["redis"]["condition"] == "service_healthy"
+    assert compose["services"]["redis"]["image"].startswith("redis:")
+    assert compose["services"]["redis"]["restart"] == "unless-stopped"
 
 
 def test_compose_runs_replicas_behind_haproxy_with_health_checks() -> None:
