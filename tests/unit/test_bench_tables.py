@@ -124,3 +124,18 @@ def test_the_table_flags_frames_and_missing_redraws() -> None:
     sent = bl.table(rows, {browser_row.name: [bl.Move(10.0, 1)]}, "t")
     assert sent[2].endswith("✗")  # a browser knob that sent a frame fails, however fast
     assert "not measured" in sent[3]
+
+
+# --- bench/classroom.py's browser-knob line ------------------------------------------------------
+
+
+def test_classroom_counts_browser_knobs_apart_from_the_server() -> None:
+    from bench.classroom import Stats, browser_line
+
+    stats = Stats(latencies=[0.1, 0.2, 0.3], browser_knobs={"logits_sampling:sampling_top_p": 2,
+                                                             "tokenization:tok_merge_step": 1})
+    assert stats.browser_moves == 3 and stats.browser_share() == 0.5  # 3 of 6 interactions
+    line = browser_line(stats)
+    assert line.startswith("browser knobs: 3 moves, 0 frames") and "50 %" in line
+    assert line.index("sampling_top_p 2") < line.index("tok_merge_step 1")  # the most moved first
+    assert "0 moves" in browser_line(Stats(latencies=[0.1]))
