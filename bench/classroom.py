@@ -3,8 +3,14 @@
 Every simulated student is a protocol-level client (``bench/proto_client.py``: Streamlit's
 own websocket protocol, no browser): it opens a session, then once every ``--every``
 seconds does one interaction — mostly a random control of the page it is on (sliders,
-selects, toggles, number inputs, buttons, with valid new values), sometimes the sidebar
-prompt, sometimes another page, so every page is used. Latency is from sending the
+selects, toggles, number inputs, buttons, with valid new values, and the page's browser knobs),
+sometimes the sidebar prompt, sometimes another page, so every page is used.
+
+Browser knobs (temperature, the PE sliders, the merge step, the head picker, ...) are found in the
+page's components-v2 data as the server sends it (``proto_client.BrowserKnob``). A student who
+picks one moves it in the browser: no message to the server, so it is counted apart ("browser
+knobs: n, 0 frames", with its share of all interactions) and the served rate and latency rows
+stay about the server. ``--server-only`` keeps the old mix (server controls only). Latency is from sending the
 ``rerun_script`` message to receiving ``script_finished``: the page's script, Streamlit's
 own work (widget state, serialisation, its garbage collection) and transport.
 
@@ -63,7 +69,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.proto_client import Session, current_value, new_value  # noqa: E402
+from bench.proto_client import BrowserKnob, Session, Widget, current_value, new_value  # noqa: E402
 
 PAGES = ("", "tokenization", "embeddings", "positional_encoding", "self_attention", "multi_head_attention",
          "logits_sampling", "generation", "transformer_block", "whole_model")
@@ -250,6 +256,16 @@ class Stats:
     finished_at: list[float] = field(default_factory=list)  # perf_counter when each interaction ended
     kinds: list[str] = field(default_factory=list)  # each interaction's kind, in the order of ``latencies``
     cache_refs: int = 0  # elements the server sent as a reference to the client's message cache
+    browser_knobs: dict[str, int] = field(default_factory=dict)  # moves of each knob answered in the browser
+
+    @property
+    def browser_moves(self) -> int:
+        return sum(self.browser_knobs.values())
+
+    def browser_share(self) -> float:
+        """Browser-knob moves as a share of every interaction the students made."""
+        total = self.browser_moves + len(self.latencies)
+        return self.browser_moves / total if total else 0.0
 
 
 def browser_cookie(url: str) -> str | None:
@@ -260,7 +276,8 @@ def browser_cookie(url: str) -> str | None:
 
 
 async def student(index: int, url: str, until: float, every: float, timeout: float, stats: Stats,
-                  seed: int, pages: tuple[str, ...] = PAGES, use_cache: bool = True) -> None:
+                  seed: int, pages: tuple[str, ...] = PAGES, use_cache: bool = True,
+                  browser_knobs: bool = True) -> None:
     rng = random.Random(seed * 1000 + index)
     session = Session(url, use_cache=use_cache)
     doing = "open"  # what a dropped student was waiting for
@@ -279,6 +296,7 @@ async def student(index: int, url: str, until: float, every: float, timeout: flo
             kind = rng.choices([k for k, _ in MIX], [w for _, w in MIX])[0]
             widgets = [w for w in session.widgets.values()
                        if not any(s in w.key for s in SKIP_KEYS) and not w.sidebar]
+            controls: list[Widget | BrowserKnob] = [*widgets, *(session.knobs.values() if browser_knobs else ())]
             result = None
             if kind == "prompt":
                 prompt = next((w for w in session.widgets.values() if w.kind == "text_area"
@@ -287,8 +305,13 @@ async def student(index: int, url: str, until: float, every: float, timeout: flo
                 if state is not None:
                     doing = f"{session.page or 'overview'}:prompt"
                     result = await session.set_widget(prompt, state, timeout)
-            if result is None and kind == "widget" and widgets:
-                widget = rng.choice(widgets)
+            if result is None and kind == "widget" and controls:
+                widget = rng.choice(controls)
+                if isinstance(widget, BrowserKnob):  # moved in the browser: nothing goes to the server
+                    name = f"{session.page or 'overview'}:{widget.name}"
+                    stats.browser_knobs[name] = stats.browser_knobs.get(name, 0) + 1
+                    await asyncio.sleep(max(0.0, every - (time.perf_counter() - tick)))
+                    continue
                 state = new_value(session, widget, rng, PROMPTS)
                 if state is not None:
                     kind = f"{session.page or 'overview'}:{widget.kind}"
@@ -360,10 +383,10 @@ async def classroom(url: str, n: int, duration: float, every: float, timeout: fl
                     rss_out: list[tuple[float, list[float]]] | None = None,
                     pages: tuple[str, ...] = PAGES, server_cpu: Callable[[], float] | None = None,
                     cpu_every: float = 0.0, cpu_out: list[tuple[float, float | None, float]] | None = None,
-                    use_cache: bool = True) -> Stats:
+                    use_cache: bool = True, browser_knobs: bool = True) -> Stats:
     stats = Stats()
     until = time.perf_counter() + duration
-    tasks = [student(i, url, until, every, timeout, stats, seed, pages, use_cache) for i in range(n)]
+    tasks = [student(i, url, until, every, timeout, stats, seed, pages, use_cache, browser_knobs) for i in range(n)]
     if rss_sample is not None and rss_every > 0 and rss_out is not None:
         tasks.append(sample_rss(rss_sample, rss_every, until, rss_out))
     if cpu_every > 0 and cpu_out is not None:
@@ -507,13 +530,25 @@ def report(server: Server, n: int, duration: float, every: float, stats: Stats, 
            rss: list[float], load: str) -> str:
     lat = stats.latencies
     kib = statistics.mean(stats.bytes_in) / 1024 if stats.bytes_in else float("nan")
-    return (f"{server.name:<15} N={n:<3} served {len(lat) / duration:5.1f}/s (wanted {n / every:4.1f})  "
+    return (f"{server.name:<15} N={n:<3} served {len(lat) / duration:5.1f}/s (wanted {n / every:4.1f}"
+            + (f"; + {stats.browser_moves / duration:4.1f}/s in the browser" if stats.browser_moves else "") + ")  "
             f"p50 {pct(lat, .5) * 1000:6.0f} ms  p95 {pct(lat, .95) * 1000:6.0f} ms  max {max(lat, default=0) * 1000:6.0f} ms  "
             f"errors {len([e for e in stats.errors if not e.startswith('dropped')])}  dropped {stats.dropped}  "
             + (f"ignored {stats.ignored}  " if stats.ignored else "")
             + f"cache refs {stats.cache_refs}  "
             + f"CPU {100 * cpu_s / duration:4.0f}%  RSS {'/'.join(f'{r:.0f}' for r in rss)} MB  "
             f"{kib:5.0f} KiB/interaction  load {load}")
+
+
+def browser_line(stats: Stats) -> str:
+    """The browser knobs' line: moves, their share of all interactions, the frames they sent (none:
+    the client sends nothing for them) and the most moved."""
+    if not stats.browser_knobs:
+        return "browser knobs: 0 moves (--server-only, or no page with one)"
+    top = sorted(stats.browser_knobs.items(), key=lambda kv: -kv[1])[:4]
+    return (f"browser knobs: {stats.browser_moves} moves, 0 frames, 0 server time; "
+            f"{100 * stats.browser_share():.0f} % of all interactions (most: "
+            + ", ".join(f"{k} {v}" for k, v in top) + ")")
 
 
 def settle(pids: Callable[[], list[int]], longest: float, quiet: float = 0.05) -> float:
@@ -575,6 +610,8 @@ def main() -> None:
     parser.add_argument("--no-message-cache", action="store_true",
                         help="clients never send cached_message_hashes (every element in full; a browser sends them)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--server-only", action="store_true",
+                        help="students pick only server controls (the old mix): never a knob answered in the browser")
     parser.add_argument("--env", action="append", default=[], help="KEY=VALUE for the started servers")
     parser.add_argument("--per-kind", action="store_true", help="also print p50/p95 per interaction kind")
     parser.add_argument("--window", type=float, default=0.0,
@@ -658,11 +695,12 @@ def main() -> None:
                                               (lambda: cpu_seconds(server_pids()))
                                               if server.proc or args.pid else None,
                                               cpu_sample_every(args.window), cpu_samples,
-                                              not args.no_message_cache))
+                                              not args.no_message_cache, not args.server_only))
                 cpu1 = cpu_seconds(server_pids())
                 rss = [rss_mb(p) for p in (server.replicas() or server.pids()[:1])]
                 load = load_average()
                 print(report(server, n, args.duration, args.every, stats, cpu1 - cpu0, rss, load), flush=True)
+                print("    " + browser_line(stats), flush=True)
                 summary.append(summary_row(server.name, n, stats, cpu1 - cpu0, load))
                 if args.rss_every > 0:
                     for line in rss_summary(samples, args.rss_warmup):

@@ -1,12 +1,17 @@
-"""Server time per interaction on the Embeddings and Positional-encoding pages (target ≤ 200 ms).
+"""Server time per interaction on the Embeddings page, and what a visit of the Embeddings and
+Positional-encoding pages costs the server (target ≤ 200 ms per interaction).
 
-Three measurements, all with the built-in models:
+The knobs these pages answer in the browser (the embedding map's "only categories" and PCA fit;
+every positional-encoding slider, RoPE's m and n, layer and head) cost the server nothing:
+``bench/browser_latency.py`` times them in Chromium (input event → redrawn, 0 frames). What is
+left on the server is measured here. Three measurements, all with the built-in models:
 
 1. ``server`` (the target): a real ``streamlit run`` of app.py whose script runner is wrapped
    to log how long every run takes — a whole-page run or a fragment rerun — while Chromium
-   (Playwright) clicks, drags and types like a student. Each interaction's time is the sum
-   of the runs it triggered. Every widget on these pages lives in an ``st.fragment``, so a
-   change reruns only its own section.
+   (Playwright) clicks, drags and types like a student on the Embeddings page's server
+   controls. Each interaction's time is the sum of the runs it triggered. Every widget on
+   these pages lives in an ``st.fragment``, so a change reruns only its own section. Also: a
+   whole run of each page, warm (a visit).
 2. ``apptest`` (an upper bound, ``--apptest``): a whole-page AppTest rerun after one change,
    as if there were no fragments.
 3. ``core``: the computations behind the heavy pieces alone (PCA once per model, lookups).
@@ -172,8 +177,6 @@ def bench_server(model: str, repeat: int) -> tuple[list[tuple[str, list[float]]]
             _idle(page)
             warm_embeddings = sum(server.runs()[before:])
 
-            flip = {"i": 0}
-
             def toggle(key: str) -> Callable[[], None]:
                 return lambda: page.locator(f".st-key-{key} label").click()
 
@@ -208,7 +211,6 @@ def bench_server(model: str, repeat: int) -> tuple[list[tuple[str, list[float]]]
                 ("embeddings · normalise toggle", measure(server, page, toggle("embeddings_lab_normalise"), repeat)),
                 ("embeddings · worked pair", measure(server, page, choose(
                     "embeddings_lab_work_pair", ["apple – plane", "banana – plane", "apple – banana"]), repeat)),
-                ("embeddings · map: hide uncategorised", measure(server, page, toggle("embeddings_map_only"), repeat)),
                 ("embeddings · neighbours: k", measure(server, page, slider_step("embeddings_nn_k"), repeat)),
                 ("embeddings · neighbours: token", measure(server, page, choose(
                     "embeddings_nn_token", ["Berlin", "Rome", "Tokyo"]), repeat)),
@@ -226,42 +228,12 @@ def bench_server(model: str, repeat: int) -> tuple[list[tuple[str, list[float]]]
             _idle(page)
             warm_positional = sum(server.runs()[before:])
 
-            def d_model_to(value: int) -> Callable[[], None]:
-                def move() -> None:
-                    page.locator(".st-key-pe_d_model").get_by_role("slider").focus()
-                    page.keyboard.press("End" if value >= 512 else "Home")
-                return move
-
-            def d_model_extremes() -> None:
-                flip["i"] += 1
-                d_model_to(512 if flip["i"] % 2 else 4)()
-
-            rows += [
-                ("positional · d_model ±2", measure(server, page, slider_step("pe_d_model"), repeat)),
-                ("positional · d_model 4 ↔ 512", measure(server, page, d_model_extremes, repeat)),
-            ]
-            # The heaviest settings from here on: 256 positions × 512 dimensions.
-            page.locator(".st-key-pe_positions").get_by_role("slider").focus()
-            page.keyboard.press("End")
-            _idle(page)
-            d_model_to(512)()
-            _idle(page)
-            rows += [
-                ("positional · positions (at d_model 512)", measure(server, page, slider_step("pe_positions"), repeat)),
-                ("positional · base (at 256 × 512)", measure(server, page, slider_step("pe_base"), repeat)),
-                ("positional · position (at d_model 512)", measure(server, page, type_into(
-                    "pe_position", ["7", "3"]), repeat)),
-                ("positional · offset k (at d_model 512)", measure(server, page, type_into(
-                    "pe_offset", ["5", "2"]), repeat)),
-                ("positional · RoPE m", measure(server, page, slider_step("pe_rope_m"), repeat)),
-                ("positional · RoPE n", measure(server, page, slider_step("pe_rope_n"), repeat)),
-            ]
             browser.close()
     finally:
         server.close()
     print(f"\nFirst visit of Embeddings (model already loaded; includes the one-time PCA): {first_visit:.0f} ms")
     print(f"Full Embeddings page run, warm: {warm_embeddings:.0f} ms;"
-          f" full Positional-encoding page run: {warm_positional:.0f} ms")
+          f" a visit of Positional encoding (its first, model loaded): {warm_positional:.0f} ms")
     return rows, warm_embeddings, warm_positional
 
 
@@ -306,12 +278,8 @@ def bench_apptest(model: str, repeat: int) -> list[tuple[str, list[float]]]:
             emb, lambda a, i: a.toggle(key="embeddings_lab_normalise").set_value(i % 2 == 0))),
         ("embeddings · neighbours: token", rerun_after(
             emb, lambda a, i: a.selectbox(key="embeddings_nn_token").set_value(500 + i))),
-        # (the category filter is the chart's legend now: a browser-side toggle, no rerun)
-        ("embeddings · map: hide uncategorised", rerun_after(
-            emb, lambda a, i: a.toggle(key="embeddings_map_only").set_value(i % 2 == 0))),
-        ("positional · d_model 8 ↔ 128", rerun_after(
-            pe, lambda a, i: a.slider(key="pe_d_model").set_value(128 if i % 2 == 0 else 8))),
-        ("positional · RoPE m", rerun_after(pe, lambda a, i: a.slider(key="pe_rope_m").set_value(10 + i))),
+        # (the map's toggles and every positional knob answer in the browser: no rerun to time)
+        ("positional · whole page, nothing changed", rerun_after(pe, lambda a, i: None)),
     ]
 
 

@@ -7,9 +7,11 @@ thread of the server while the widget is moved ``--repeats`` times (``--widget n
 sends a prompt never seen; ``--widget open`` reopens the page). Printed: the functions with
 the most samples, inclusive (the time spent in them and what they call) and self, so the
 cost of building a chart, styling it, serialising it and collecting garbage can be told
-apart.
+apart. Only server controls have a server cost to profile: a knob answered in the browser
+(``proto_client.BrowserKnob``: temperature, the PE sliders, the head picker, ...) sends nothing,
+and the bench says so (``bench/browser_latency.py`` times those in Chromium).
 
-Run:  .venv/bin/python bench/profile_interaction.py --page multi_head_attention --widget mha_layer
+Run:  .venv/bin/python bench/profile_interaction.py --page multi_head_attention --widget mha_grid
       .venv/bin/python bench/profile_interaction.py --page positional_encoding --widget open --top 40
 """
 
@@ -54,6 +56,9 @@ async def drive(url: str, page: str, widget_key: str, repeats: int, seed: int, r
             result = await session.set_widget(prompt, state, timeout=60)
         else:
             widget = next((w for w in session.widgets.values() if w.key == widget_key), None)
+            if widget is None and widget_key in session.knobs:
+                raise SystemExit(f"{widget_key!r} on {page!r} is a knob answered in the browser: it costs the server "
+                                 "nothing (bench/browser_latency.py times it)")
             if widget is None:
                 raise SystemExit(f"no widget {widget_key!r} on {page!r}: {sorted(w.key for w in session.widgets.values())}")
             state = new_value(session, widget, rng, PROMPTS)

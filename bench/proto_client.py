@@ -14,12 +14,19 @@ reference (``ref_hash``) instead of an element the tab already holds, and the cl
 entries expire after ``max_cached_message_age`` runs without use. So the bytes and the server's
 work a bench measures are a browser's.
 
+It also keeps the page's browser knobs (``BrowserKnob``): the knobs a components-v2 element
+(``bidi_component``) carries in its data as ``KnobSpec``s (``{"name", "value", "default"}``, the
+shared contract of ``ui/components/knobs.py`` and ``frontend/src/knob_state.ts``), plus those of
+``DECLARED_KNOBS`` for a component whose data holds plain values. A student moves them in the
+browser: no message goes to the server, so a bench counts them apart from the server's work.
+
 Used by ``bench/classroom.py`` and ``bench/interactions.py``; loopback only.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import time
 from dataclasses import dataclass, field
@@ -48,6 +55,55 @@ class Widget:
         """The user key (the id's suffix after the hash), or '' for a keyless widget."""
         parts = self.id.split("-", 2)
         return parts[2] if len(parts) == 3 else ""
+
+
+@dataclass(frozen=True)
+class BrowserKnob:
+    """A knob a component answers in the browser: its ``ui.state`` name and who draws it."""
+
+    name: str
+    component: str  # the component's registered name, e.g. "token_journey.positional"
+    element_id: str
+
+
+# Components whose data carries a knob's value without its KnobSpec: {component name: knob names}.
+# tests/unit/test_bench_tables.py checks each against what the component's Python sends.
+DECLARED_KNOBS: dict[str, tuple[str, ...]] = {
+    # the Overview journey's sampling knobs: data["knobs"] = {temperature, top_k, top_p}
+    "token_journey.journey": ("sampling_temperature", "sampling_top_k", "sampling_top_p"),
+}
+
+
+def knob_names(data: Any) -> list[str]:
+    """The ``name`` of every KnobSpec (a dict with ``name``, ``value`` and ``default``) anywhere in a
+    component's data, in order, each once.
+
+    Example: knob_names({"knob": {"name": "tok_merge_step", "value": 3, "default": 0}}) -> ["tok_merge_step"]
+    """
+    found: list[str] = []
+    todo = [data]
+    while todo:
+        item = todo.pop(0)
+        if isinstance(item, dict):
+            name = item.get("name")
+            if isinstance(name, str) and "value" in item and "default" in item and name not in found:
+                found.append(name)
+            todo.extend(item.values())
+        elif isinstance(item, list):
+            todo.extend(item)
+    return found
+
+
+def component_knobs(element: Any) -> list[BrowserKnob]:
+    """The browser knobs of one ``bidi_component`` element (its JSON data, plain or mixed)."""
+    text = element.json if element.WhichOneof("data") == "json" else (
+        element.mixed.json if element.WhichOneof("data") == "mixed" else "")
+    try:
+        data = json.loads(text) if text else None
+    except ValueError:
+        data = None
+    names = knob_names(data) + [n for n in DECLARED_KNOBS.get(element.component_name, ())]
+    return [BrowserKnob(name, element.component_name, element.id) for name in dict.fromkeys(names)]
 
 
 @dataclass
@@ -144,6 +200,8 @@ class Session:
     pages: dict[str, str] = field(default_factory=dict)  # url_pathname ("" = main) -> page hash
     page: str = ""
     widgets: dict[str, Widget] = field(default_factory=dict)
+    knobs: dict[str, BrowserKnob] = field(default_factory=dict)  # name -> the browser knob drawn now
+    _knob_fragments: dict[str, str] = field(default_factory=dict)  # knob name -> its element's fragment id
     states: dict[str, WidgetState] = field(default_factory=dict)
     closed: bool = False
     cookie: str | None = None  # the load balancer's affinity cookie, from a first GET /
@@ -184,8 +242,10 @@ class Session:
         await self.ws.send(msg.SerializeToString())
         if not fragment_id:
             self.widgets = {}
+            self.knobs = {}
         else:  # the fragment draws its widgets again; what it no longer draws is gone in a browser too
             self.widgets = {k: w for k, w in self.widgets.items() if w.fragment_id != fragment_id}
+            self.knobs = {k: v for k, v in self.knobs.items() if self._knob_fragments.get(k) != fragment_id}
         exceptions: list[str] = []
         bytes_in = 0
         count = 0
@@ -203,6 +263,7 @@ class Session:
                 except (TimeoutError, asyncio.TimeoutError):
                     if time.perf_counter() < deadline:
                         self.widgets = {k: w for k, w in self.widgets.items() if w.fragment_id != fragment_id}
+                        self.knobs = {k: v for k, v in self.knobs.items() if self._knob_fragments.get(k) != fragment_id}
                         return RunResult(time.perf_counter() - start, True, IGNORED, [], bytes_in, count, ignored=True)
                     raise
             else:
@@ -251,6 +312,11 @@ class Session:
             link = element.page_link
             name = link.page.strip("/").removeprefix("pages/").removesuffix(".py")
             self.pages.setdefault("" if name in ("", "app") else name, link.page_script_hash)
+            return
+        if kind == "bidi_component":
+            for knob in component_knobs(element.bidi_component):
+                self.knobs[knob.name] = knob
+                self._knob_fragments[knob.name] = delta.fragment_id
             return
         if kind == "exception":
             exceptions.append(f"{element.exception.type}: {element.exception.message}"[:300])

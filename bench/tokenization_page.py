@@ -1,17 +1,23 @@
-"""Speed of the tokenization page: BPE training on a 200 KB corpus, and one step change.
+"""Speed of the tokenization page: BPE training on a 200 KB corpus, and what a retraining costs
+the server.
 
-Targets (issue W1-D): a 200 KB uploaded corpus with 500 merges trains in <= 3 s; each step
-change re-renders in <= 200 ms of server time.
+Target (issue W1-D): a 200 KB uploaded corpus with 500 merges trains in <= 3 s. Stepping
+through the merges (the slider, the step buttons, Play) answers in the browser from the trace
+sent once (``ui/components/bpe_steps``): no server time at all; its input → redrawn latency is
+``bench/browser_latency.py``'s "tokenization: BPE merge step" row. This bench prints the size of
+that trace instead (what one training costs the student's download).
 
-Run:  .venv/bin/python bench/tokenization_page.py          (about a minute on 2 cores)
+Run:  .venv/bin/python bench/tokenization_page.py [--repeats 3]     (about a minute on 2 cores)
 
 What is measured:
 1. ``train_bpe(corpus, 500, mode)`` on two deterministic 200 KB corpora: Zipf-distributed
    invented words (many distinct words, the hard case) and the model's own generated corpus.
-2. The page itself in AppTest: the Zipf corpus is uploaded, 500 merges are trained, then the
-   step slider is moved; each move is one full server-side rerun of the page script, timed
-   around the script run itself (wall clock and the script thread's CPU time). The model
-   checkpoint must exist for Part 2 (the model's tokenizer) to be part of the rerun.
+2. The page itself in AppTest: the Zipf corpus is uploaded and 500 merges are trained; then the
+   number of merges is changed (each change retrains: the server control a student uses here),
+   each a full server-side rerun of the page script, timed around the script run itself (wall
+   clock and the script thread's CPU time); and the size of the merge trace the steps component
+   receives. The model checkpoint must exist for Part 2 (the model's tokenizer) to be part of
+   the rerun.
 """
 
 from __future__ import annotations
@@ -107,27 +113,33 @@ def time_page(corpus: str) -> None:
     at.file_uploader(key="tok_upload").set_value(("bench.txt", corpus.encode(), "text/plain")).run()
     print(f"page: upload + train {MERGES} merges + first render: {time.perf_counter() - start:.2f} s")
     assert not at.exception, [e.value for e in at.exception]
-    last = at.slider(key="tok_merge_step").max
+    from tests.app.components import component
+
+    trace = component(at, "tok_bpe_steps")
+    size = len(trace.json.encode()) if trace.WhichOneof("data") == "json" else trace.ByteSize()
+    print(f"page: the merge trace sent once for {MERGES} merges: {size / 1024:.0f} KiB (steps then cost no server time)")
     walls, cpus = [], []
-    for step in [1, 2, 50, 100, 101, 250, 400, 499, last, 3, 200, 201, 202, 203]:
-        at.slider(key="tok_merge_step").set_value(step).run()
+    for merges in (450, 500, 300, 500, 250, 500):  # each a change: a new training of the uploaded corpus
+        at.number_input(key="tok_num_merges").set_value(merges).run()
         assert not at.exception, [e.value for e in at.exception]
         wall, cpu = timer.last()
         walls.append(wall)
         cpus.append(cpu)
-    print(f"page: step change, server time per rerun over {len(walls)} moves: "
+    print(f"page: merges changed (retrain), server time per rerun over {len(walls)} changes: "
           f"wall median {statistics.median(walls) * 1000:.0f} ms (max {max(walls) * 1000:.0f}), "
           f"script CPU median {statistics.median(cpus) * 1000:.0f} ms (max {max(cpus) * 1000:.0f})")
-    at.button(key="tok_forward").click().run()
-    wall, cpu = timer.last()
-    print(f"page: one ▶ click: wall {wall * 1000:.0f} ms, script CPU {cpu * 1000:.0f} ms")
 
 
 def main() -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=3, help="trainings per corpus and mode (1: a smoke run)")
+    args = parser.parse_args()
     print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     zipf = zipf_corpus()
-    time_training("zipf", zipf)
-    time_training("model", model_corpus())
+    time_training("zipf", zipf, args.repeats)
+    time_training("model", model_corpus(), args.repeats)
     time_page(zipf)
 
 

@@ -3,6 +3,7 @@
 // Python computed (core/lessons/journey.py) and the labels it translated; this file only draws.
 // Every user-visible string goes in through textContent or an attribute, never as markup.
 
+import { KnobSpec, restoreKnob, saveKnob } from "./knob_state";
 import { distribution, draw, Knobs, uniform } from "./sampling";
 
 interface Tok { text: string; id: number }
@@ -53,7 +54,6 @@ interface View {
   head: number;
   query: number;
   knobs: Knobs;
-  knobsFrom: string;
   stage: number; // animation position (-1: not started)
   playing: boolean;
   timer: number | null;
@@ -128,13 +128,20 @@ export default function mount(component: Component): () => void {
   const full = J.query_positions.length === n;
 
   let view = views.get(key);
-  const knobsFrom = JSON.stringify(data.knobs);
+  // The sampling knobs are ui.state's (the Logits and Generation labs share them): the browser's
+  // uncommitted value from another page of this tab wins unless the server's changed (knob_state).
+  // Defaults as declared in ui/state.py: a default stays out of the link.
+  const knobSpecs: Record<keyof Knobs, KnobSpec> = {
+    temperature: { name: "sampling_temperature", value: data.knobs.temperature, default: 1 },
+    topK: { name: "sampling_top_k", value: data.knobs.top_k, default: 0 },
+    topP: { name: "sampling_top_p", value: data.knobs.top_p, default: 1 },
+  };
   const focusFrom = JSON.stringify([data.focus, n, J.model.n_layer, J.model.n_head]);
   if (!view) {
     view = {
       layer: 0, head: 0, query: n - 1,
       knobs: { temperature: data.knobs.temperature, topK: data.knobs.top_k, topP: data.knobs.top_p },
-      knobsFrom, stage: -1, playing: false, timer: null, autoplayDone: null, focusFrom: "",
+      stage: -1, playing: false, timer: null, autoplayDone: null, focusFrom: "",
     };
     views.set(key, view);
   }
@@ -142,10 +149,8 @@ export default function mount(component: Component): () => void {
   if (V.timer !== null) { clearTimeout(V.timer); V.timer = null; }
   V.playing = false;
   V.stage = -1;
-  if (V.knobsFrom !== knobsFrom) {
-    V.knobs = { temperature: data.knobs.temperature, topK: data.knobs.top_k, topP: data.knobs.top_p };
-    V.knobsFrom = knobsFrom;
-  }
+  V.knobs = { temperature: restoreKnob(knobSpecs.temperature), topK: restoreKnob(knobSpecs.topK),
+    topP: restoreKnob(knobSpecs.topP) };
   if (V.focusFrom !== focusFrom) {
     V.focusFrom = focusFrom;
     V.query = data.focus ? data.focus.query : n - 1;
@@ -475,9 +480,9 @@ export default function mount(component: Component): () => void {
     wrap.append(caption, input, out);
     knobs.append(wrap);
   }
-  knob("temperature", 0, 2, 0.05, () => V.knobs.temperature, (v) => (V.knobs.temperature = v), (v) => v.toFixed(2));
-  knob("top_k", 0, 50, 1, () => V.knobs.topK, (v) => (V.knobs.topK = v), (v) => (v === 0 ? L("off") : String(v)));
-  knob("top_p", 0.05, 1, 0.05, () => V.knobs.topP, (v) => (V.knobs.topP = v), (v) => (v >= 1 ? L("off") : v.toFixed(2)));
+  knob("temperature", 0, 2, 0.05, () => V.knobs.temperature, (v) => { V.knobs.temperature = v; saveKnob(knobSpecs.temperature, v); }, (v) => v.toFixed(2));
+  knob("top_k", 0, 50, 1, () => V.knobs.topK, (v) => { V.knobs.topK = v; saveKnob(knobSpecs.topK, v); }, (v) => (v === 0 ? L("off") : String(v)));
+  knob("top_p", 0.05, 1, 0.05, () => V.knobs.topP, (v) => { V.knobs.topP = v; saveKnob(knobSpecs.topP, v); }, (v) => (v >= 1 ? L("off") : v.toFixed(2)));
   sProb.append(knobs);
   const bars = el("div", "tj-bars");
   bars.setAttribute("role", "list"); // each row a list item: its name (token and p) is allowed there
