@@ -52,6 +52,9 @@ for i in $(seq 0 $((REPLICAS - 1))); do
   # the classroom profile (scripts/classroom.sh: no tracebacks, no developer menu, no file
   # watching, allowed hosts), each replica on its own loopback port
   mapfile -t FLAGS < <(bash scripts/classroom.sh --print-flags --address 127.0.0.1 --port "$port")
+  # permessage-deflate on the websocket: a page's charts and tables arrive as Arrow/JSON that
+  # compresses ~3-4x (HAProxy passes the websocket through untouched)
+  FLAGS+=(--server.enableWebsocketCompression true)
   TOKEN_JOURNEY_THREADS="${TOKEN_JOURNEY_THREADS:-1}" "$PY" -m streamlit run app.py "${FLAGS[@]}" \
     >"$RUN_DIR/replica-$i.log" 2>&1 &
   PIDS+=("$!")
@@ -59,9 +62,25 @@ for i in $(seq 0 $((REPLICAS - 1))); do
 "
 done
 
+# Static files gzipped once at level 9 (scripts/precompress_static.py) and served by HAProxy's Lua
+# (deploy/static_gz.lua): its own gzip, libslz, has no levels and sends them 40-130 % larger.
+# Without Lua, or if that step fails, libslz compresses them (the "compression" lines below).
+GZ_GLOBAL=""
+GZ_FRONTEND=""
+case "$(haproxy -vv 2>/dev/null || true)" in
+  *USE_LUA=1*)
+    if "$PY" scripts/precompress_static.py "$RUN_DIR/static-gz" >"$RUN_DIR/precompress.log" 2>&1 \
+        && [ -s "$RUN_DIR/static-gz/manifest.tsv" ]; then
+      GZ_GLOBAL="    setenv TJ_STATIC_GZ_MANIFEST \"$RUN_DIR/static-gz/manifest.tsv\"
+    lua-load \"$PWD/deploy/static_gz.lua\""
+      GZ_FRONTEND="    http-request use-service lua.static_gz if { path_beg /static/ } { req.hdr(accept-encoding) -m sub gzip } { lua.static_gz_has -m bool }"
+    fi ;;
+esac
+
 cat >"$RUN_DIR/haproxy.cfg" <<CFG
 global
     maxconn 4096
+${GZ_GLOBAL}
 
 defaults
     mode http
@@ -81,6 +100,7 @@ frontend token_journey
     # docs/performance.md). The websocket is a tunnel: it is never touched.
     compression algo gzip
     compression type text/html text/css text/plain text/javascript application/javascript application/json image/svg+xml application/wasm font/ttf
+${GZ_FRONTEND}
 
 backend replicas
     balance leastconn

@@ -102,7 +102,7 @@ def test_generation_link_carries_the_steps_not_the_calculator() -> None:
     params = dict(at.query_params)
     assert params.get("generation_steps") == "2"
     assert not [k for k in params if k.startswith("generation_kv")], params
-    text = [c.value for c in at.code]
+    text = [c.value for c in at.text]
     # The link opens a new session with the same two tokens generated again.
     fresh = AppTest.from_file(APP, default_timeout=60)
     fresh.query_params.update(params)
@@ -110,7 +110,7 @@ def test_generation_link_carries_the_steps_not_the_calculator() -> None:
     fresh.switch_page("pages/generation.py").run()
     assert_clean(fresh)
     assert len(fresh.session_state["gen_steps"]) == 2
-    assert [c.value for c in fresh.code][:1] == text[:1]
+    assert text and [c.value for c in fresh.text][:1] == text[:1]
     shown = {k["name"]: k["value"] for k in component_data(fresh, "generation_knobs")["knobs"]}
     press(fresh, "generation_knobs", {"kind": "reset", "knobs": shown})
     assert "generation_steps" not in dict(fresh.query_params)

@@ -311,7 +311,8 @@ def _text_so_far(page: Page, gen_state: GenerationState, max_new: int) -> None:
     tokenizer = page.loaded.tokenizer
     generated = list(gen_state.generated_ids)
     st.markdown(t("generation.text_so_far", steps=len(generated)))
-    st.code(tokenizer.decode(gen_state.ids), language=None, wrap_lines=True)
+    with st.container(border=True):  # plain text: st.code would fetch a 0.5 MB highlighter
+        st.text(tokenizer.decode(gen_state.ids))
     if generated:
         st.caption(t("generation.new_tokens", tokens=" · ".join(escape_markdown(x) for x in token_labels(tokenizer, generated))))
     reason = gen_state.stop_reason
