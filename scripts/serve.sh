@@ -9,7 +9,8 @@
 # its replica with a cookie (uploads and reconnects must reach the process that holds the
 # session), passes the websocket upgrade through and takes a replica out of rotation when
 # /_stcore/health stops answering, and gzips the static files Streamlit sends uncompressed
-# (a first Overview visit 1.96 MB instead of 3.59 MB: docs/performance.md). Every replica runs
+# (once, at level 9, as it starts); the replicas compress their websocket (every page's first
+# visit under 2 MB: docs/performance.md). Every replica runs
 # the classroom profile of scripts/classroom.sh (TOKEN_JOURNEY_ALLOWED_HOSTS applies: list the
 # address students type), which starts this script by default where HAProxy is installed. Each
 # replica is `streamlit run app.py` with those flags: it loads both models as it starts.
@@ -27,7 +28,7 @@ while [ $# -gt 0 ]; do
     --address) ADDRESS="$2"; shift 2 ;;
     --port) PORT="$2"; shift 2 ;;
     --base-port) BASE_PORT="$2"; shift 2 ;;
-    -h|--help) sed -n 2,16p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,17p "$0"; exit 0 ;;
     *) echo "unknown option: $1" >&2; exit 2 ;;
   esac
 done
@@ -96,8 +97,8 @@ frontend token_journey
     bind ${ADDRESS}:${PORT}
     default_backend replicas
     # Streamlit serves its static files uncompressed on purpose and leaves compression to a
-    # proxy: gzip them here (a first Overview visit 1.96 MB instead of 3.59 MB:
-    # docs/performance.md). The websocket is a tunnel: it is never touched.
+    # proxy: gzip them here (libslz), or from the level-9 copies (the use-service line), which
+    # win: docs/performance.md. The websocket is a tunnel: it is never touched.
     compression algo gzip
     compression type text/html text/css text/plain text/javascript application/javascript application/json image/svg+xml application/wasm font/ttf
 ${GZ_FRONTEND}
