@@ -9,7 +9,8 @@
 # its replica with a cookie (uploads and reconnects must reach the process that holds the
 # session), passes the websocket upgrade through and takes a replica out of rotation when
 # /_stcore/health stops answering, and gzips the static files Streamlit sends uncompressed
-# (a first Overview visit 1.96 MB instead of 3.59 MB: docs/performance.md). Every replica runs
+# (once, at level 9, as it starts); the replicas compress their websocket (every page's first
+# visit under 2 MB: docs/performance.md). Every replica runs
 # the classroom profile of scripts/classroom.sh (TOKEN_JOURNEY_ALLOWED_HOSTS applies: list the
 # address students type), which starts this script by default where HAProxy is installed. Each
 # replica is `streamlit run app.py` with those flags: it loads both models as it starts.
@@ -28,7 +29,7 @@ while [ $# -gt 0 ]; do
     --address) ADDRESS="$2"; shift 2 ;;
     --port) PORT="$2"; shift 2 ;;
     --base-port) BASE_PORT="$2"; shift 2 ;;
-    -h|--help) sed -n 2,16p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,17p "$0"; exit 0 ;;
     *) echo "unknown option: $1" >&2; exit 2 ;;
   esac
 done
@@ -48,9 +49,25 @@ for i in $(seq 0 $((REPLICAS - 1))); do
 "
 done
 
+# Static files gzipped once at level 9 (scripts/precompress_static.py) and served by HAProxy's Lua
+# (deploy/static_gz.lua): its own gzip, libslz, has no levels and sends them 40-130 % larger.
+# Without Lua, or if that step fails, libslz compresses them (the "compression" lines below).
+GZ_GLOBAL=""
+GZ_FRONTEND=""
+case "$(haproxy -vv 2>/dev/null || true)" in
+  *USE_LUA=1*)
+    if "$PY" scripts/precompress_static.py "$RUN_DIR/static-gz" >"$RUN_DIR/precompress.log" 2>&1 \
+        && [ -s "$RUN_DIR/static-gz/manifest.tsv" ]; then
+      GZ_GLOBAL="    setenv TJ_STATIC_GZ_MANIFEST \"$RUN_DIR/static-gz/manifest.tsv\"
+    lua-load \"$PWD/deploy/static_gz.lua\""
+      GZ_FRONTEND="    http-request use-service lua.static_gz if { path_beg /static/ } { req.hdr(accept-encoding) -m sub gzip } { lua.static_gz_has -m bool }"
+    fi ;;
+esac
+
 cat >"$RUN_DIR/haproxy.cfg" <<CFG
 global
     maxconn 4096
+${GZ_GLOBAL}
 
 defaults
     mode http
@@ -70,10 +87,11 @@ frontend token_journey
     bind ${ADDRESS}:${PORT}
     default_backend replicas
     # Streamlit serves its static files uncompressed on purpose and leaves compression to a
-    # proxy: gzip them here (a first Overview visit 1.96 MB instead of 3.59 MB:
-    # docs/performance.md). The websocket is a tunnel: it is never touched.
+    # proxy: gzip them here (libslz), or from the level-9 copies (the use-service line), which
+    # win: docs/performance.md. The websocket is a tunnel: it is never touched.
     compression algo gzip
     compression type text/html text/css text/plain text/javascript application/javascript application/json image/svg+xml application/wasm font/ttf
+${GZ_FRONTEND}
 
 backend replicas
     balance leastconn
@@ -90,4 +108,5 @@ echo "Token Journey: $REPLICAS replica(s) behind HAProxy on http://${ADDRESS}:${
 # The supervisor starts the replicas, HAProxy once one replica is healthy, restarts whatever
 # dies, and stops everything on Ctrl-C / SIGTERM (scripts/supervise.py: exit codes there).
 TOKEN_JOURNEY_THREADS="${TOKEN_JOURNEY_THREADS:-1}" exec "$PY" scripts/supervise.py \
-  --haproxy-cfg "$RUN_DIR/haproxy.cfg" --run-dir "$RUN_DIR" --ports "$PORTS" --python "$PY"
+  --haproxy-cfg "$RUN_DIR/haproxy.cfg" --run-dir "$RUN_DIR" --ports "$PORTS" --python "$PY" \
+  -- --server.enableWebsocketCompression true

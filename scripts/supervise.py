@@ -22,7 +22,8 @@ the standard library, it knows what "healthy" means here (HAProxy waits for it),
 same rules are tested with real processes (``tests/unit/test_supervise.py``). In containers
 the orchestrator restarts instead (compose ``restart:``, Kubernetes probes).
 
-Run (serve.sh does): python scripts/supervise.py --haproxy-cfg RUN/haproxy.cfg --run-dir RUN --ports 8600,8601
+Run (serve.sh does): python scripts/supervise.py --haproxy-cfg RUN/haproxy.cfg --run-dir RUN --ports 8600,8601 \
+                       -- --server.enableWebsocketCompression true
 """
 
 from __future__ import annotations
@@ -203,11 +204,11 @@ class Supervisor:
             child.wait_or_kill(deadline)
 
 
-def replica_argv(python: str, port: int) -> list[str]:
-    """``streamlit run app.py`` with the classroom profile, on one loopback port."""
+def replica_argv(python: str, port: int, extra: list[str] | None = None) -> list[str]:
+    """``streamlit run app.py`` with the classroom profile, on one loopback port, then ``extra``."""
     flags = subprocess.run(["bash", str(ROOT / "scripts" / "classroom.sh"), "--print-flags", "--address", "127.0.0.1",
                             "--port", str(port)], check=True, capture_output=True, text=True).stdout.split("\n")
-    return [python, "-m", "streamlit", "run", "app.py", *[f for f in flags if f]]
+    return [python, "-m", "streamlit", "run", "app.py", *[f for f in flags if f], *(extra or [])]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -217,10 +218,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--run-dir", type=Path, help="logs go here; removed after a clean stop")
     parser.add_argument("--python", default=sys.executable, help="the Python that runs each replica")
     parser.add_argument("--haproxy", default="haproxy")
+    parser.add_argument("streamlit_flags", nargs="*", help="after --: more flags for every replica's streamlit run")
     args = parser.parse_args(argv)
     ports = [int(p) for p in args.ports.split(",") if p.strip()]
     logs = args.run_dir or Path(os.environ.get("TMPDIR", "/tmp"))
-    replicas = [Child(f"replica r{i} (port {port})", replica_argv(args.python, port), logs / f"replica-{i}.log",
+    replicas = [Child(f"replica r{i} (port {port})", replica_argv(args.python, port, args.streamlit_flags), logs / f"replica-{i}.log",
                       health_url=f"http://127.0.0.1:{port}/_stcore/health") for i, port in enumerate(ports)]
     proxy = Child("HAProxy", [args.haproxy, "-db", "-f", str(args.haproxy_cfg)], logs / "haproxy.log")
     supervisor = Supervisor(replicas, proxy, args.run_dir)

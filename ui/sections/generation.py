@@ -8,7 +8,6 @@ only read. The memory calculator uses ``core.lessons.kv_memory``.
 
 from __future__ import annotations
 
-from html import escape
 from typing import Any
 
 import numpy as np
@@ -307,23 +306,13 @@ def replay_linked_steps(page: Page, max_new: int) -> None:
     _keep_step_count()
 
 
-TEXT_BOX_STYLE = ("white-space: pre-wrap; overflow-wrap: anywhere; margin: 0 0 0.5rem; padding: 0.75rem 1rem; "
-                  "border-radius: 0.5rem; background: rgba(128, 128, 128, 0.12); line-height: 1.5; "
-                  "font-family: 'Source Code Pro', ui-monospace, monospace; font-size: 0.875rem;")
-
-
-def _plain_text_box(text: str) -> None:
-    """The text so far, escaped, in a monospaced box. Not ``st.code``: its syntax highlighter is
-    1.5 MB of JavaScript a student's browser would load for one block of plain text."""
-    st.html(f'<pre class="tj-text-so-far" style="{TEXT_BOX_STYLE}">{escape(text)}</pre>')
-
-
 def _text_so_far(page: Page, gen_state: GenerationState, max_new: int) -> None:
     """The prompt and every token chosen so far, and why the loop stopped."""
     tokenizer = page.loaded.tokenizer
     generated = list(gen_state.generated_ids)
     st.markdown(t("generation.text_so_far", steps=len(generated)))
-    _plain_text_box(tokenizer.decode(gen_state.ids))
+    with st.container(border=True):  # plain text: st.code would fetch a 0.5 MB highlighter
+        st.text(tokenizer.decode(gen_state.ids))
     if generated:
         st.caption(t("generation.new_tokens", tokens=" · ".join(escape_markdown(x) for x in token_labels(tokenizer, generated))))
     reason = gen_state.stop_reason
