@@ -4,8 +4,8 @@
 #   bash scripts/classroom.sh [--port 8501] [--address 0.0.0.0] [--replicas N] [--print-flags]
 #
 # Every core: N Streamlit processes (default: one per core) behind HAProxy on one address
-# (scripts/serve.sh). Where HAProxy is not installed, or N is 1, one process serves (one line on
-# stderr says how to install HAProxy). Each process is `streamlit run app.py`, the README's own
+# (scripts/serve.sh: compressed, supervised). Where HAProxy is not installed, one process serves
+# (one line on stderr says how to install HAProxy). Each process is `streamlit run app.py`, the README's own
 # command, with the flags below: it starts loading both models before the first student connects.
 #
 # Environment:
@@ -82,10 +82,14 @@ if [ "$PRINT" -eq 1 ]; then
   exit 0
 fi
 echo "Token Journey (classroom profile) on port $PORT; students open http://<one of:${seen% }>:$PORT" >&2
+# Behind HAProxy even on one core: it compresses what students download and the supervisor
+# restarts a replica that dies (scripts/serve.sh).
+if command -v haproxy >/dev/null 2>&1; then
+  exec bash scripts/serve.sh --replicas "$REPLICAS" --address "$ADDRESS" --port "$PORT"
+fi
 if [ "$REPLICAS" -gt 1 ]; then
-  if command -v haproxy >/dev/null 2>&1; then
-    exec bash scripts/serve.sh --replicas "$REPLICAS" --address "$ADDRESS" --port "$PORT"
-  fi
   echo "HAProxy is not installed: serving with one process, on 1 of $REPLICAS cores. To use every core: sudo apt-get install haproxy" >&2
+else
+  echo "HAProxy is not installed: serving with one process, uncompressed. To compress and supervise: sudo apt-get install haproxy" >&2
 fi
 exec "${PYTHON:-.venv/bin/python}" -m streamlit run app.py "${FLAGS[@]}"

@@ -185,7 +185,10 @@ def test_the_classroom_command_uses_every_core_behind_haproxy(tmp_path: Path) ->
 def test_the_classroom_command_defaults_to_one_process_per_core(tmp_path: Path) -> None:
     out = _classroom(tmp_path, True)
     cores = int(subprocess.run(["nproc"], capture_output=True, text=True).stdout)
-    if cores > 1:
-        assert f"{cores} replica(s) behind HAProxy" in out.stdout
-    else:
-        assert out.stdout.split()[:4] == ["-m", "streamlit", "run", "app.py"]
+    assert f"{cores} replica(s) behind HAProxy" in out.stdout  # one core too: compressed and supervised
+
+
+def test_one_replica_still_goes_through_haproxy(tmp_path: Path) -> None:
+    out = _classroom(tmp_path, True, "--replicas", "1")
+    assert out.returncode == 0, out.stderr
+    assert "1 replica(s) behind HAProxy on http://127.0.0.1:8512" in out.stdout
