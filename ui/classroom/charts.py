@@ -15,12 +15,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from ui.charts import palettes, vl
+from ui.charts.output import LABEL_TEXT
 from ui.charts.vl import TABLE
 
 PROB_TICKS = [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]
 CLASS_COLOR = palettes.ORANGE
 MODEL_COLOR = palettes.BLUE
-BAR_STEP = 22  # px per bar: readable from the back in presenter mode (fonts scale there too)
+BAR_STEP = 18  # px per bar: readable from the back in presenter mode (fonts scale there too)
 
 
 def share_chart(rows: Sequence[tuple[str, float, float | None]], *, title: str, x_title: str, y_title: str,
@@ -42,7 +43,7 @@ def share_chart(rows: Sequence[tuple[str, float, float | None]], *, title: str, 
     body = {"layer": [
         {"mark": {"type": "bar"}, "encoding": {"y": y, "x": x, "yOffset": vl.field("who", "nominal", sort=[class_label, model_label]),
                                               "color": color, "tooltip": tooltip}},
-        {"mark": {"type": "text", "align": "left", "dx": 3},
+        {"mark": {"type": "text", "align": "left", "dx": 3, "color": LABEL_TEXT},
          "encoding": {"y": y, "x": x, "yOffset": vl.field("who", "nominal", sort=[class_label, model_label]),
                       "text": vl.field("shown", "nominal")}},
     ]}
@@ -63,6 +64,7 @@ def choice_chart(labels: Sequence[str], counts: Sequence[int], correct: int | No
     body = {"layer": [
         {"mark": {"type": "bar"}, "encoding": {"y": y, "x": x, "color": color,
                                               "tooltip": [vl.tooltip("option", y_title), vl.tooltip("shown", x_title)]}},
-        {"mark": {"type": "text", "align": "left", "dx": 3}, "encoding": {"y": y, "x": x, "text": vl.field("shown", "nominal")}},
+        {"mark": {"type": "text", "align": "left", "dx": 3, "color": LABEL_TEXT},
+         "encoding": {"y": y, "x": x, "text": vl.field("shown", "nominal")}},
     ]}
     return vl.spec(body, {TABLE: data}, title=title, height={"step": BAR_STEP * 2}, data=TABLE)
