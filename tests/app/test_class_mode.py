@@ -40,6 +40,27 @@ def class_dir(tmp_path: Path) -> Iterator[Path]:
     server_settings.use(before)
 
 
+@pytest.fixture(params=["sqlite", "redis"])
+def any_backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """Like ``class_dir``, on each backend: SQLite in a temporary folder, or a real redis-server."""
+    from tests.redis_server import redis_server
+    from ui.resources import start_once
+
+    start_once()
+    before = server_settings.active()
+    if request.param == "sqlite":
+        server_settings.use(server_settings.replace(teacher_key=KEY, class_dir=str(tmp_path)))
+        yield request.param
+    else:
+        with redis_server(tmp_path) as url:
+            server_settings.use(server_settings.replace(teacher_key=KEY, class_dir="", redis_url=url))
+            try:
+                yield request.param
+            finally:
+                server_settings.use(before)
+    server_settings.use(before)
+
+
 def _store() -> Any:
     from ui.classroom.session import store
 
@@ -155,7 +176,7 @@ def test_a_forged_or_empty_key_is_refused_and_dropped(class_dir: Path, lang: str
 # --- following ----------------------------------------------------------------------------------
 
 
-def test_student_follows_the_teacher_steps_away_and_back(class_dir: Path) -> None:
+def test_student_follows_the_teacher_steps_away_and_back(any_backend: str) -> None:
     lead = teacher()
     pupil = student("zh")
     assert "🧭" in _texts(pupil) and translate("classroom.student.following_idle", "zh") in _texts(pupil)
@@ -224,7 +245,7 @@ def _chart_rows(at: AppTest) -> list[dict[str, Any]]:
     return rows
 
 
-def test_predict_the_next_token_answered_and_revealed_with_the_models_numbers(class_dir: Path) -> None:
+def test_predict_the_next_token_answered_and_revealed_with_the_models_numbers(any_backend: str) -> None:
     lead = teacher()
     a, b = student(), student("zh")
     lead.button(key="class_ask_next").click()
@@ -394,7 +415,7 @@ def test_hostile_nicknames_and_answers_are_refused_with_a_translated_message(cla
     assert "<script>" not in _texts(pupil)
 
 
-def test_a_flood_of_answers_counts_once_and_unknown_or_closed_questions_are_refused(class_dir: Path) -> None:
+def test_a_flood_of_answers_counts_once_and_unknown_or_closed_questions_are_refused(any_backend: str) -> None:
     lead = teacher()
     pupil = student()
     sid = _session_id(pupil)
