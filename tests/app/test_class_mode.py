@@ -377,7 +377,8 @@ def test_hostile_nicknames_and_answers_are_refused_with_a_translated_message(cla
     # Sent whole, the store refuses it (the translated message exists for its code) ...
     with pytest.raises(ClassError) as refused:
         _store().join(CODE, sid, big)
-    assert refused.value.code == "nickname_too_long" and not translate("class.error.nickname_too_long", lang).startswith("⟦")
+    assert refused.value.code == "nickname_too_long"
+    assert not translate("class.error.nickname_too_long", lang).startswith("⟦")
     # ... through the page, Streamlit keeps the first 20 characters: kept as text, shown escaped.
     pupil.text_input(key="class_nickname_input").set_value(big)
     pupil.button(key="class_nickname_save").click()

@@ -40,12 +40,11 @@ def share_chart(rows: Sequence[tuple[str, float, float | None]], *, title: str, 
     color = vl.field("who", "nominal", title=series_title,
                      scale=vl.scale([class_label, model_label], [CLASS_COLOR, MODEL_COLOR]), legend=vl.legend_below())
     tooltip = [vl.tooltip("answer", y_title), vl.tooltip("who", series_title), vl.tooltip("shown", x_title)]
+    offset = vl.field("who", "nominal", sort=[class_label, model_label])  # the two bars of an answer, side by side
     body = {"layer": [
-        {"mark": {"type": "bar"}, "encoding": {"y": y, "x": x, "yOffset": vl.field("who", "nominal", sort=[class_label, model_label]),
-                                              "color": color, "tooltip": tooltip}},
+        {"mark": {"type": "bar"}, "encoding": {"y": y, "x": x, "yOffset": offset, "color": color, "tooltip": tooltip}},
         {"mark": {"type": "text", "align": "left", "dx": 3, "color": LABEL_TEXT},
-         "encoding": {"y": y, "x": x, "yOffset": vl.field("who", "nominal", sort=[class_label, model_label]),
-                      "text": vl.field("shown", "nominal")}},
+         "encoding": {"y": y, "x": x, "yOffset": offset, "text": vl.field("shown", "nominal")}},
     ]}
     return vl.spec(body, {TABLE: data}, title=title, height={"step": BAR_STEP * 2}, data=TABLE)
 
@@ -61,9 +60,9 @@ def choice_chart(labels: Sequence[str], counts: Sequence[int], correct: int | No
     color = vl.field("kind", "nominal", title=mark_title, scale=vl.scale([right, other], [palettes.BLUISH_GREEN,
                                                                                           palettes.NEUTRAL_GREY]),
                      legend=vl.legend_below())
+    tooltip = [vl.tooltip("option", y_title), vl.tooltip("shown", x_title)]
     body = {"layer": [
-        {"mark": {"type": "bar"}, "encoding": {"y": y, "x": x, "color": color,
-                                              "tooltip": [vl.tooltip("option", y_title), vl.tooltip("shown", x_title)]}},
+        {"mark": {"type": "bar"}, "encoding": {"y": y, "x": x, "color": color, "tooltip": tooltip}},
         {"mark": {"type": "text", "align": "left", "dx": 3, "color": LABEL_TEXT},
          "encoding": {"y": y, "x": x, "text": vl.field("shown", "nominal")}},
     ]}

@@ -171,8 +171,8 @@ def banner() -> None:
         name = st.session_state.get(NICKNAME)
         with st.expander(t("classroom.student.nickname_title", name=escape_markdown(name)) if name
                          else t("classroom.student.nickname_none")):
-            st.text_input(t("classroom.student.nickname"), max_chars=rules.MAX_NICKNAME_CHARS, key="class_nickname_input",
-                          help=t("classroom.student.nickname_help"))
+            st.text_input(t("classroom.student.nickname"), max_chars=rules.MAX_NICKNAME_CHARS,
+                          key="class_nickname_input", help=t("classroom.student.nickname_help"))
             st.button(t("classroom.student.nickname_save"), key="class_nickname_save", on_click=_set_nickname)
 
 
@@ -224,7 +224,8 @@ def _answer_form(question: Question) -> None:
             except PromptProblem:
                 options = []
             st.radio(t("classroom.student.pick"), [*options, OTHER], index=None, key=f"{form_key}_pick",
-                     format_func=lambda o, other=t("classroom.student.other"): other if o == OTHER else escape_markdown(o),
+                     format_func=lambda o, other=t("classroom.student.other"): (
+                         other if o == OTHER else escape_markdown(o)),
                      horizontal=True)
             st.text_input(t("classroom.student.type"), max_chars=rules.MAX_ANSWER_CHARS, key=f"{form_key}_typed")
         elif question.kind == "choice" and "labels" in question.spec:

@@ -154,12 +154,14 @@ def sidebar_panel(page_id: str) -> None:
               help=t("classroom.teacher.ask_next_token_help"))
     with st.expander(t("classroom.teacher.ask_choice")):
         with st.form("class_choice_form", border=False):
-            st.text_area(t("classroom.teacher.choice_text"), max_chars=rules.MAX_QUESTION_CHARS, key="class_choice_text")
+            st.text_area(t("classroom.teacher.choice_text"), max_chars=rules.MAX_QUESTION_CHARS,
+                         key="class_choice_text")
             for i in range(MAX_TYPED_OPTIONS):
-                st.text_input(t("classroom.teacher.choice_option", letter=chr(65 + i)), max_chars=rules.MAX_OPTION_CHARS,
-                              key=f"class_choice_opt_{i}")
+                st.text_input(t("classroom.teacher.choice_option", letter=chr(65 + i)),
+                              max_chars=rules.MAX_OPTION_CHARS, key=f"class_choice_opt_{i}")
+            none = t("classroom.teacher.choice_none")  # the format function binds the language now
             st.selectbox(t("classroom.teacher.choice_correct"), [NO_CORRECT, *range(MAX_TYPED_OPTIONS)],
-                         format_func=lambda i, none=t("classroom.teacher.choice_none"): none if i == NO_CORRECT else chr(65 + i),
+                         format_func=lambda i, none=none: none if i == NO_CORRECT else chr(65 + i),
                          key="class_choice_correct")
             st.text_area(t("classroom.teacher.choice_explanation"), max_chars=rules.MAX_QUESTION_CHARS,
                          key="class_choice_explanation")
