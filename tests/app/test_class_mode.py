@@ -7,6 +7,7 @@ refused with no effect on the class. Without a teacher key the app is as before.
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -156,7 +157,14 @@ def test_teacher_link_makes_the_teacher_and_drops_the_key(class_dir: Path, lang:
     at.toggle(key="class_show_qr").set_value(True)
     _run(at)
     assert f"?class={CODE}" in _texts(at) and KEY not in _texts(at)
-    assert _find(at.main, "image"), "the join QR code is drawn"
+    qr = [m.value for m in at.markdown if m.value.startswith("<svg") and 'class="segno"' in m.value]
+    assert len(qr) == 1 and 'role="img"' in qr[0] and "aria-label=" in qr[0] and KEY not in qr[0]
+    from serving.classroom.links import qr_svg  # the drawing is the student link's QR code, module for module
+
+    def modules(svg: str) -> str:
+        return re.search(r'class="qrline"[^>]* d="([^"]+)"', svg).group(1)
+
+    assert modules(qr[0]) == modules(qr_svg(f"http://localhost:8501/?class={CODE}", scale=10))
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

@@ -9,6 +9,8 @@ The main-area panel is a timed fragment (``TICK_S``): it writes the teacher's vi
 
 from __future__ import annotations
 
+import re
+from html import escape
 from typing import Any, Final
 from urllib.parse import urlsplit, urlunsplit
 
@@ -187,13 +189,34 @@ def _base_url() -> str:
     return urlunsplit((parts.scheme, parts.netloc, base_path.rstrip("/") + "/", "", ""))
 
 
+_SVG_SIZE = re.compile(r'^<svg xmlns="http://www.w3.org/2000/svg" width="(\d+)" height="(\d+)"')
+
+
+def qr_markup(link: str, label: str) -> str:
+    """The link's QR code as inline SVG that scales with its column, named for screen readers.
+
+    segno's SVG holds only squares (no text of the link); the one text added, ``label``, is our
+    own translation, escaped. Example: qr_markup("http://h/?class=K7QM4X", "Scan to join")
+    """
+    svg = qr_svg(link, scale=10)
+    size = _SVG_SIZE.match(svg)
+    if size is None:  # another segno layout: refuse to guess rather than draw it wrong
+        raise ValueError("unexpected QR code markup")
+    width, height = size.groups()
+    opening = (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" role="img" '
+               f'aria-label="{escape(label, quote=True)}" style="width: 100%; height: auto; display: block;"')
+    return opening + svg[size.end():]
+
+
 def join_panel(code: str) -> None:
-    """The student link as a large QR code (SVG from segno, shown as an image: no markup of ours
-    or anyone's reaches the page) with the link and the class code as text."""
+    """The student link as a large QR code with the link and the class code as text."""
     link = student_link(_base_url(), code)
     with st.container(key="class_join", border=True):
         cols = st.columns([2, 3] if presenter_on() else [1, 3])
-        cols[0].image(qr_svg(link, scale=12), caption=t("classroom.teacher.qr_caption"), width="stretch")
+        with cols[0]:
+            # Our own markup only (squares and an escaped label), as the Overview's drawing is sent.
+            st.markdown(qr_markup(link, t("classroom.teacher.qr_label", code=code)), unsafe_allow_html=True)
+            st.caption(t("classroom.teacher.qr_caption"))
         with cols[1]:
             st.markdown(f"### {t('classroom.teacher.join_title')}")
             st.code(link, language=None)
