@@ -81,6 +81,11 @@ if [ "$PRINT" -eq 1 ]; then
   printf '%s\n' "${FLAGS[@]}"
   exit 0
 fi
+PY="${PYTHON:-.venv/bin/python}"
+# Class mode (docs/class_mode.md): one teacher key per start unless the teacher set one; every
+# replica gets the same key, so they agree on the class code.
+TOKEN_JOURNEY_TEACHER_KEY="${TOKEN_JOURNEY_TEACHER_KEY:-$("$PY" -m serving.classroom.links --new-key)}"
+export TOKEN_JOURNEY_TEACHER_KEY
 echo "Token Journey (classroom profile) on port $PORT; students open http://<one of:${seen% }>:$PORT" >&2
 # Behind HAProxy even on one core: it compresses what students download and the supervisor
 # restarts a replica that dies (scripts/serve.sh).
@@ -92,4 +97,6 @@ if [ "$REPLICAS" -gt 1 ]; then
 else
   echo "HAProxy is not installed: serving with one process, uncompressed. To compress and supervise: sudo apt-get install haproxy" >&2
 fi
-exec "${PYTHON:-.venv/bin/python}" -m streamlit run app.py "${FLAGS[@]}"
+# One process: the class store is a private folder of that process (TOKEN_JOURNEY_CLASS_DIR empty).
+"$PY" -m serving.classroom.links --url "http://$(bash scripts/serve.sh --link-host --address "$ADDRESS"):$PORT"
+exec "$PY" -m streamlit run app.py "${FLAGS[@]}"

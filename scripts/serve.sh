@@ -15,11 +15,14 @@
 # address students type), which starts this script by default where HAProxy is installed. Each
 # replica is `streamlit run app.py` with those flags: it loads both models as it starts.
 # A replica or HAProxy that dies is restarted (scripts/supervise.py); Ctrl-C (or SIGTERM) stops
-# everything it started.
+# everything it started. It prints `Teacher link: <url>` and `Student link: <url>` and the
+# student link's QR code (class mode: docs/class_mode.md); --link-host prints only the host those
+# links name.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 REPLICAS="$(nproc 2>/dev/null || echo 2)"
+LINK_HOST_ONLY=0
 ADDRESS="0.0.0.0"
 PORT=8501
 BASE_PORT=8600
@@ -29,16 +32,35 @@ while [ $# -gt 0 ]; do
     --address) ADDRESS="$2"; shift 2 ;;
     --port) PORT="$2"; shift 2 ;;
     --base-port) BASE_PORT="$2"; shift 2 ;;
-    -h|--help) sed -n 2,17p "$0"; exit 0 ;;
+    --link-host) LINK_HOST_ONLY=1; shift ;;
+    -h|--help) sed -n 2,20p "$0"; exit 0 ;;
     *) echo "unknown option: $1" >&2; exit 2 ;;
   esac
 done
+# The host the class links name: the bound address, else the first address students are allowed
+# to type (TOKEN_JOURNEY_ALLOWED_HOSTS), else this machine's first IP address.
+link_host() {
+  local host="$ADDRESS"
+  if [ "$host" = "0.0.0.0" ] || [ "$host" = "::" ]; then
+    local allowed="${TOKEN_JOURNEY_ALLOWED_HOSTS:-}"
+    host="$(printf '%s\n' ${allowed//,/ } | head -n 1)"
+    [ -n "$host" ] || host="$(hostname -I 2>/dev/null | awk '{print $1}')"
+    [ -n "$host" ] || host="localhost"
+  fi
+  printf '%s\n' "$host"
+}
+if [ "$LINK_HOST_ONLY" -eq 1 ]; then link_host; exit 0; fi
 case "$REPLICAS" in ''|*[!0-9]*) echo "--replicas needs a number" >&2; exit 2 ;; esac
 [ "$REPLICAS" -ge 1 ] || { echo "--replicas must be at least 1" >&2; exit 2; }
 command -v haproxy >/dev/null 2>&1 || { echo "HAProxy is not installed: sudo apt-get install haproxy (or use scripts/classroom.sh: one process)" >&2; exit 1; }
 
 PY="${PYTHON:-.venv/bin/python}"
 RUN_DIR="$(mktemp -d "${TMPDIR:-/tmp}/token-journey-serve.XXXXXX")"
+# Class mode (docs/class_mode.md): one key for every replica (drawn here unless the teacher set
+# one) and one class store in the run folder, so students on any replica share the class.
+TOKEN_JOURNEY_TEACHER_KEY="${TOKEN_JOURNEY_TEACHER_KEY:-$("$PY" -m serving.classroom.links --new-key)}"
+TOKEN_JOURNEY_CLASS_DIR="${TOKEN_JOURNEY_CLASS_DIR:-$RUN_DIR}"
+export TOKEN_JOURNEY_TEACHER_KEY TOKEN_JOURNEY_CLASS_DIR
 
 SERVERS=""
 PORTS=""
@@ -105,6 +127,7 @@ CFG
 
 haproxy -c -q -f "$RUN_DIR/haproxy.cfg"
 echo "Token Journey: $REPLICAS replica(s) behind HAProxy on http://${ADDRESS}:${PORT} (logs in $RUN_DIR)"
+"$PY" -m serving.classroom.links --url "http://$(link_host):${PORT}"
 # The supervisor starts the replicas, HAProxy once one replica is healthy, restarts whatever
 # dies, and stops everything on Ctrl-C / SIGTERM (scripts/supervise.py: exit codes there).
 TOKEN_JOURNEY_THREADS="${TOKEN_JOURNEY_THREADS:-1}" exec "$PY" scripts/supervise.py \

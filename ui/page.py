@@ -23,7 +23,7 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from ui import browser_warmup, nav, state, theme
+from ui import browser_warmup, classroom, nav, state, theme
 from ui.i18n import LANGUAGES, t, translate
 from ui.presets import PROMPT_PRESETS
 
@@ -95,8 +95,10 @@ def _setup(page_id: str) -> Page:
     from ui.resources import start_once  # the server's start, once per process (serving.startup)
 
     start_once()
+    classroom.read_link()  # class mode: the teacher key (dropped from the address) or the class code
     state.read_url(page_id)  # once per session: a shared link's values (checked) come first
     state.init()
+    classroom.follow(page_id)  # a following student takes the teacher's view before anything is drawn
     entry = nav.page_by_id(page_id)
     presenting = bool(state.get(state.PRESENTER))
     st.set_page_config(
@@ -121,6 +123,7 @@ def _setup(page_id: str) -> Page:
         _model_seed_presenter(lang)
         _device_caption()
         _link(page_id)
+        classroom.sidebar(page_id)
         _page_script(page_id, t(f"{page_id}.title"))
     _layout_css(page_id, presenting)
     theme.apply(state.get(state.LANG))  # contrast fixes and <html lang> (ui.theme)
@@ -129,6 +132,7 @@ def _setup(page_id: str) -> Page:
     from ui.resources import require_model_or_stop  # a teacher's checkpoint: load it or say why not
 
     require_model_or_stop(state.get(state.MODEL))
+    classroom.main_area(page_id)
     return Page(
         page_id=page_id,
         lang=state.get(state.LANG),

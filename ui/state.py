@@ -51,6 +51,9 @@ _PAGE: Final = "_state_page"
 # What the address bar was last made to carry: (page id, {name: (value, default)} of every value
 # in it, the parameters). ``bind`` redoes the sync only when its own value or default moved.
 _SYNCED: Final = "_state_url_synced"
+# Parameters the address carries besides the view (a student's class code: ui.classroom); never
+# the teacher key, which is read once and dropped.
+LINK_EXTRA: Final = "_state_link_extra"
 
 
 class Invalid(ValueError):
@@ -770,6 +773,7 @@ def sync_url() -> None:
     if page_id is None:
         return
     seen, wanted = _view(page_id)
+    wanted = {**wanted, **st.session_state.get(LINK_EXTRA, {})}
     try:
         if st.query_params.to_dict() != wanted:
             st.query_params.from_dict(wanted)

@@ -107,7 +107,8 @@ class Question:
     - ``next_token``: ``{"prompt": str, "model": str}`` (the view it was asked on);
     - ``point``: ``{"rows": R, "cols": C, "target": "head" | "position"}``; answers are "r,c";
     - ``choice``: ``{"options": n, "bank_id": str}`` (a bank question, text from the i18n bank) or
-      ``{"options": n, "text": str, "labels": [str, ...]}`` (typed by the teacher); answers "0".."n-1".
+      ``{"options": n, "text": str, "labels": [str, ...]}`` (typed by the teacher, optionally with
+      ``"correct": i`` and ``"explanation": str`` for the reveal); answers "0".."n-1".
     """
 
     qid: int
@@ -277,8 +278,17 @@ def check_question(kind: Any, spec: Any) -> dict[str, Any]:
     if not isinstance(labels, (list, tuple)) or len(labels) != n:
         raise ClassError("bad_question", "labels")
     try:
-        return {"options": n, "text": clean_text(spec.get("text"), MAX_QUESTION_CHARS),
-                "labels": [clean_text(label, MAX_OPTION_CHARS) for label in labels]}
+        out: dict[str, Any] = {"options": n, "text": clean_text(spec.get("text"), MAX_QUESTION_CHARS),
+                               "labels": [clean_text(label, MAX_OPTION_CHARS) for label in labels]}
+        # Optional: the right option and why (shown at the reveal); a typed question may have neither.
+        if spec.get("correct") is not None:
+            correct = spec["correct"]
+            if type(correct) is not int or not 0 <= correct < n:
+                raise ClassError("bad_question", "correct option")
+            out["correct"] = correct
+        if spec.get("explanation"):
+            out["explanation"] = clean_text(spec["explanation"], MAX_QUESTION_CHARS)
+        return out
     except ClassError as error:
         raise ClassError("bad_question", str(error)) from None
 

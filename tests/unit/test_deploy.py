@@ -168,7 +168,9 @@ def test_the_classroom_command_without_haproxy_says_how_to_install_it_and_serves
     assert out.returncode == 0, out.stderr
     assert "HAProxy is not installed: serving with one process, on 1 of 2 cores. To use every core: " \
            "sudo apt-get install haproxy" in out.stderr.splitlines()
-    command = out.stdout.split()
+    links, server = out.stdout.splitlines()[-2:]  # PYTHON=echo: each command is printed, not run
+    assert links.split()[:4] == ["-m", "serving.classroom.links", "--url", "http://127.0.0.1:8512"]
+    command = server.split()
     assert command[:4] == ["-m", "streamlit", "run", "app.py"]  # the README's run command, with the profile
     assert command[command.index("--server.port") + 1] == "8512" and "--client.showErrorDetails" in command
 

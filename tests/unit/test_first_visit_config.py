@@ -118,9 +118,10 @@ def _free_port() -> int:
 
 
 # Stands in for `python -m streamlit run app.py ...`: answers every path with "replica"; any
-# other use of the interpreter (scripts/precompress_static.py) runs the real one.
+# other use of the interpreter (scripts/precompress_static.py, the class links, the supervisor)
+# runs the real one.
 FAKE_PYTHON = """#!/bin/bash
-if [ "$1" = "-m" ]; then
+if [ "$1" = "-m" ] && [ "$2" = "streamlit" ]; then
   prev=""; port=""
   for a in "$@"; do [ "$prev" = "--server.port" ] && port="$a"; prev="$a"; done
   exec "{python}" -c '

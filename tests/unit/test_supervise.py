@@ -33,7 +33,7 @@ FAKE_PYTHON = textwrap.dedent(f"""\
     # serve.sh runs the supervisor and each replica with $PYTHON: the supervisor with the real
     # Python, a replica ("-m streamlit run app.py ... --server.port P") as a health server.
     import http.server, os, sys
-    if len(sys.argv) > 1 and sys.argv[1].endswith("supervise.py"):
+    if "--server.port" not in sys.argv:  # the supervisor, the class links, the static files' gzip
         os.execv({sys.executable!r}, [{sys.executable!r}, *sys.argv[1:]])
     port = int(sys.argv[sys.argv.index("--server.port") + 1])
     pid_file = os.path.join(os.environ["FAKE_PIDS"], f"replica-{{port}}.pid")
