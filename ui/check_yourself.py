@@ -15,7 +15,8 @@ the page shows for the current prompt and model and answered with core's functio
   value per station (``cy_<page>``, declared here with ``ui.state``, out of the link): they
   survive a page change. A live question's pick is kept with a signature of its text and
   options; when the page's numbers change, the old pick no longer applies and the card says so.
-- Every text is shown escaped (token labels and model names come from the student's prompt).
+- Text from the student or the model (token labels, typed token names, a model's name) is
+  escaped where it enters a question; the bank's own text is plain (no Markdown syntax: a test).
 """
 
 from __future__ import annotations
@@ -49,10 +50,10 @@ class CardQuestion:
     """One question as the card shows it (already in the page's language)."""
 
     qid: str  # a bank id, or "live.<page>"
-    text: str
-    options: tuple[str, ...]
+    text: str  # Markdown, shown as written: the bank's text is plain (a test checks), user parts arrive escaped
+    options: tuple[str, ...]  # plain text (escaped when drawn)
     correct: int
-    explanation: str
+    explanation: str  # Markdown, like ``text``
     live: bool = False
 
     @property
@@ -162,8 +163,9 @@ def temperature_question(logits: np.ndarray, top_label: str) -> CardQuestion | N
     qid = "live.logits_sampling"
     options, index = _shuffled(qid, correct, wrong)
     return CardQuestion(
-        qid, t("check_yourself.live.temp.text", token=top_label, p=fmt(p1), t=f"{temperature:g}"), options, index,
-        t("check_yourself.live.temp.explain", t=f"{temperature:g}", k=f"{1 / temperature:g}", token=top_label,
+        qid, t("check_yourself.live.temp.text", token=escape_markdown(top_label), p=fmt(p1), t=f"{temperature:g}"),
+        options, index,
+        t("check_yourself.live.temp.explain", t=f"{temperature:g}", k=f"{1 / temperature:g}", token=escape_markdown(top_label),
           p1=fmt(p1), pt=fmt(p_t), inv=f"{1 / temperature:g}", pinv=inverse_shown),
         live=True,
     )
@@ -183,7 +185,8 @@ def kv_cache_question(n_tokens: int, n_layer: int, n_kv_head: int, d_head: int, 
     if len(options) < 3:
         return None
     return CardQuestion(
-        qid, t("check_yourself.live.kv.text", n=n_tokens, model=model, layers=n_layer, kv=n_kv_head, d=d_head),
+        qid, t("check_yourself.live.kv.text", n=n_tokens, model=escape_markdown(model), layers=n_layer, kv=n_kv_head,
+               d=d_head),
         options, index,
         t("check_yourself.live.kv.explain", n=n_tokens, kv=n_kv_head, d=d_head, layers=n_layer,
           per_layer=format_bytes(memory.bytes_per_layer), total=correct,
@@ -215,9 +218,10 @@ def attention_question(x: np.ndarray, w_q: np.ndarray, w_k: np.ndarray, w_v: np.
     if len(options) < 3:
         return None
     row = ", ".join(f"{v:.3g}" for v in scaled.scores[0])
+    token = escape_markdown(tokens[0])
     return CardQuestion(
-        qid, t("check_yourself.live.attn.text", token=tokens[0], dk=d_k), options, index,
-        t("check_yourself.live.attn.explain", token=tokens[0], scores=f"[{row}]", dk=d_k,
+        qid, t("check_yourself.live.attn.text", token=token, dk=d_k), options, index,
+        t("check_yourself.live.attn.explain", token=token, scores=escape_markdown(f"[{row}]"), dk=d_k,
           sqrt=f"{math.sqrt(d_k):.3g}", w=fmt(weight), unscaled=fmt(unscaled), equal=fmt(equal)),
         live=True,
     )
@@ -277,7 +281,9 @@ def _card(page_id: str, questions: tuple[CardQuestion, ...]) -> None:
                    + (" · " + t("check_yourself.live_badge") if question.live else ""))
         if changed:
             st.caption(t("check_yourself.changed"))
-        st.radio(escape_markdown(question.text), options=range(len(question.options)), index=None, key=widget,
+        # The label is the radio group's accessible name as Streamlit sends it (unrendered), so it
+        # carries no escapes of its own: bank text is plain, user parts came escaped.
+        st.radio(question.text, options=range(len(question.options)), index=None, key=widget,
                  format_func=lambda i: escape_markdown(question.options[i]), disabled=revealed,
                  on_change=_on_pick, args=(page_id, question, widget))
         left, right = st.columns(2)
@@ -289,10 +295,9 @@ def _card(page_id: str, questions: tuple[CardQuestion, ...]) -> None:
         if revealed and chosen is not None:
             answer = escape_markdown(question.options[question.correct])
             if chosen == question.correct:
-                st.success(t("check_yourself.correct") + " " + escape_markdown(question.explanation), icon="✅")
+                st.success(t("check_yourself.correct") + " " + question.explanation, icon="✅")
             else:
-                st.warning(t("check_yourself.incorrect", answer=answer) + " " + escape_markdown(question.explanation),
-                           icon="💡")
+                st.warning(t("check_yourself.incorrect", answer=answer) + " " + question.explanation, icon="💡")
 
 
 def _on_pick(page_id: str, question: CardQuestion, widget: str) -> None:

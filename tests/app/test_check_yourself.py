@@ -15,6 +15,8 @@ from core.lessons.kv_memory import format_bytes, kv_cache_memory
 from serving.classroom.bank import STATIONS, bank
 from serving.models import run_prompt
 from tests.app.conftest import APP, LANGS, assert_clean, open_page
+from tests.unit.test_class_bank import MARKDOWN_SYNTAX
+from ui.i18n import load_strings
 from ui.text import escape_markdown
 
 MODEL = "classic"  # the sidebar's default model
@@ -174,8 +176,17 @@ def test_a_live_pick_is_dropped_when_the_numbers_change() -> None:
     assert any("changed since your pick" in str(c.value) for c in at.caption)
 
 
-def test_text_from_the_prompt_is_escaped() -> None:
-    at = open_page("logits_sampling", lang="en", prompt="**bold** [x](javascript:alert(1)) $x$ The capital of France is")
+def test_text_typed_by_the_student_is_escaped() -> None:
+    at = open_page("self_attention", lang="en")
+    at.session_state["kept.sa_tokens"] = "**粗体** 爱 你"  # the page's token names, typed in its box
+    at.run()
     assert_clean(at)
-    radio = _radio(at, "logits_sampling")
-    assert escape_markdown(_plain(radio.label)) == radio.label
+    label = _radio(at, "self_attention").label
+    assert escape_markdown("**粗体**") in label and "**粗体**" not in label.replace("\\*", "")
+
+
+def test_live_question_templates_have_no_markdown_syntax() -> None:
+    for lang in LANGS:
+        strings = load_strings(lang)
+        for key in [k for k in strings if k.startswith("check_yourself.live.")]:
+            assert not MARKDOWN_SYNTAX.search(strings[key]), (lang, key)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
@@ -291,3 +292,19 @@ def test_numeric_answers_agree_with_core(qid: str, lang: str) -> None:
             others = [o for i, o in enumerate(question.options) if i != claim.option]
             whole = text == question.options[claim.option]  # a bare number: compared whole ("1" vs "100")
             assert not any(text == o if whole else text in o for o in others), (qid, lang, "shows in another option")
+
+
+# Markdown that would change how a text reads (emphasis, code, links, images, KaTeX, HTML,
+# Streamlit's :directives[...], a line read as a list or heading). The card and the class
+# screens show bank text as written, and a widget's label is also its accessible name, so the
+# text must carry no syntax (and no escapes a screen reader would read aloud).
+MARKDOWN_SYNTAX = re.compile(
+    r"[*`$<#|~\\]|\]\(|!\[|:[A-Za-z_]+[\[:]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])|^\s*([-+>]|\d+[.)])\s"
+)
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_bank_text_has_no_markdown_syntax(lang: str) -> None:
+    for q in bank(lang).questions:
+        for text in (q.text, q.explanation):
+            assert not MARKDOWN_SYNTAX.search(text), (lang, q.qid, MARKDOWN_SYNTAX.search(text))
