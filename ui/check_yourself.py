@@ -273,31 +273,50 @@ def _card(page_id: str, questions: tuple[CardQuestion, ...]) -> None:
     if changed or (pick is not None and pick[0] >= len(question.options)):
         pick = None
     chosen, revealed = (pick[0], pick[1]) if pick else (None, False)
-    widget = f"cy_{page_id}_pick_{question.qid}"
-    st.session_state[widget] = chosen
     with st.container(border=True, key=f"cy_{page_id}_card"):
         st.subheader(t("check_yourself.title"), anchor=False)
         st.caption(t("check_yourself.intro") + " · " + t("check_yourself.progress", i=at + 1, n=len(questions))
                    + (" · " + t("check_yourself.live_badge") if question.live else ""))
         if changed:
             st.caption(t("check_yourself.changed"))
-        # The label is the radio group's accessible name as Streamlit sends it (unrendered), so it
-        # carries no escapes of its own: bank text is plain, user parts came escaped.
-        st.radio(question.text, options=range(len(question.options)), index=None, key=widget,
-                 format_func=lambda i: escape_markdown(question.options[i]), disabled=revealed,
-                 on_change=_on_pick, args=(page_id, question, widget))
-        left, right = st.columns(2)
-        left.button(t("check_yourself.reveal"), key=f"cy_{page_id}_reveal", disabled=chosen is None or revealed,
-                    help=None if chosen is not None else t("check_yourself.pick_first"),
-                    on_click=_on_reveal, args=(page_id, question), width="stretch")
-        right.button(t("check_yourself.next"), key=f"cy_{page_id}_next", on_click=_on_next,
-                     args=(page_id, at, len(questions)), width="stretch")
         if revealed and chosen is not None:
-            answer = escape_markdown(question.options[question.correct])
-            if chosen == question.correct:
-                st.success(t("check_yourself.correct") + " " + question.explanation, icon="✅")
-            else:
-                st.warning(t("check_yourself.incorrect", answer=answer) + " " + question.explanation, icon="💡")
+            _revealed(page_id, question, chosen)
+        else:
+            _predict(page_id, question, chosen)
+        st.button(t("check_yourself.next"), key=f"cy_{page_id}_next", on_click=_on_next,
+                  args=(page_id, at, len(questions)))
+
+
+def _predict(page_id: str, question: CardQuestion, chosen: int | None) -> None:
+    """The question as a radio group, and "Reveal" once something is picked."""
+    widget = f"cy_{page_id}_pick_{question.qid}"
+    st.session_state[widget] = chosen
+    # The label is the radio group's accessible name as Streamlit sends it (unrendered), so it
+    # carries no escapes of its own: bank text is plain, user parts came escaped.
+    st.radio(question.text, options=range(len(question.options)), index=None, key=widget,
+             format_func=lambda i: escape_markdown(question.options[i]),
+             on_change=_on_pick, args=(page_id, question, widget))
+    st.button(t("check_yourself.reveal"), key=f"cy_{page_id}_reveal", type="primary", disabled=chosen is None,
+              help=None if chosen is not None else t("check_yourself.pick_first"),
+              on_click=_on_reveal, args=(page_id, question))
+
+
+def _revealed(page_id: str, question: CardQuestion, chosen: int) -> None:
+    """The options as a list that says in words which is right and which was picked (a disabled
+    radio group would grey them out below the contrast a reader needs), then the result."""
+    st.markdown(f"**{question.text}**")
+    lines = []
+    for i, option in enumerate(question.options):
+        marks = [t(key) for key, on in (("check_yourself.mark.correct", i == question.correct),
+                                        ("check_yourself.mark.yours", i == chosen)) if on]
+        lines.append(f"- {escape_markdown(option)}" + (f" — **{' · '.join(marks)}**" if marks else ""))
+    st.markdown("\n".join(lines))
+    if chosen == question.correct:
+        st.success(t("check_yourself.correct") + " " + question.explanation, icon="✅")
+    else:
+        answer = escape_markdown(question.options[question.correct])
+        st.warning(t("check_yourself.incorrect", answer=answer) + " " + question.explanation, icon="💡")
+    st.button(t("check_yourself.again"), key=f"cy_{page_id}_again", on_click=_on_again, args=(page_id, question))
 
 
 def _on_pick(page_id: str, question: CardQuestion, widget: str) -> None:
@@ -316,6 +335,12 @@ def _on_reveal(page_id: str, question: CardQuestion) -> None:
     if pick is not None and pick[2] == question.signature:  # predict first: nothing to reveal without a pick
         pick[1] = True
         _save(page_id, saved)
+
+
+def _on_again(page_id: str, question: CardQuestion) -> None:
+    saved = _load(page_id)
+    saved["picks"].pop(question.qid, None)
+    _save(page_id, saved)
 
 
 def _on_next(page_id: str, at: int, count: int) -> None:

@@ -22,10 +22,20 @@ from ui.text import escape_markdown
 MODEL = "classic"  # the sidebar's default model
 
 
+def _radios(at: AppTest, page: str) -> list:
+    return [r for r in at.radio if r.key and r.key.startswith(f"cy_{page}_pick_")]
+
+
 def _radio(at: AppTest, page: str):  # noqa: ANN202 (AppTest's Radio)
-    found = [r for r in at.radio if r.key and r.key.startswith(f"cy_{page}_pick_")]
+    found = _radios(at, page)
     assert len(found) == 1, [r.key for r in at.radio]
     return found[0]
+
+
+def _marked(at: AppTest, option: str, mark: str) -> bool:
+    """The revealed list shows ``option`` with ``mark`` (the answer, your pick) in words."""
+    return any(line.startswith(f"- {escape_markdown(option)} — ") and mark in line
+               for m in at.markdown for line in str(m.value).splitlines())
 
 
 def _reveal(at: AppTest, page: str) -> AppTest:
@@ -62,7 +72,12 @@ def test_predict_then_reveal_a_bank_question(lang: str) -> None:
     successes, warnings = _results(at)
     assert not successes and len(warnings) == 1
     assert first.options[first.correct] in _plain(warnings[0]) and first.explanation in _plain(warnings[0])
-    assert _radio(at, page).disabled  # the prediction is locked once revealed
+    assert not _radios(at, page)  # revealed: the options become a list that says which is which
+    strings = load_strings(lang)
+    assert _marked(at, first.options[first.correct], strings["check_yourself.mark.correct"])
+    assert _marked(at, first.options[wrong], strings["check_yourself.mark.yours"])
+    at.button(key=f"cy_{page}_again").click().run()  # try again: predict anew
+    assert _radio(at, page).value is None
     at.button(key=f"cy_{page}_next").click().run()
     radio = _radio(at, page)
     assert _plain(radio.label) == second.text and radio.value is None
@@ -82,9 +97,9 @@ def test_the_pick_and_the_reveal_survive_a_page_change() -> None:
     assert _radio(at, "embeddings").value is None  # another station, another card
     at.switch_page("pages/tokenization.py").run()
     assert_clean(at)
-    radio = _radio(at, "tokenization")
-    assert radio.value == question.correct and radio.disabled
+    assert not _radios(at, "tokenization")
     assert len(_results(at)[0]) == 1
+    assert _marked(at, question.options[question.correct], load_strings("zh")["check_yourself.mark.yours"])
 
 
 def test_every_station_page_ends_with_a_card() -> None:
