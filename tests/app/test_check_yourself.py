@@ -105,8 +105,8 @@ def test_the_pick_and_the_reveal_survive_a_page_change() -> None:
 def test_every_station_page_ends_with_a_card() -> None:
     at = open_page(None, lang="en")
     for page in STATIONS:
-        if page in ("logits_sampling", "generation", "self_attention", "whole_model", "tokenization", "training"):
-            continue  # opened by the tests above and below (training: its own slow replay)
+        if page in ("logits_sampling", "generation", "self_attention", "whole_model", "tokenization"):
+            continue  # opened by the tests above and below
         at.switch_page(f"pages/{page}.py").run()
         assert_clean(at)
         assert _plain(_radio(at, page).label) == bank("en").for_station(page)[0].text
