@@ -324,7 +324,7 @@ def _on_pick(page_id: str, question: CardQuestion, widget: str) -> None:
     saved = _load(page_id)
     if type(value) is not int or not 0 <= value < len(question.options):
         saved["picks"].pop(question.qid, None)  # cleared, or a value no option offers
-    elif not saved["picks"].get(question.qid, [0, False, ""])[1] or saved["picks"][question.qid][2] != question.signature:
+    else:  # a new prediction (the radio is only drawn before the reveal)
         saved["picks"][question.qid] = [value, False, question.signature]
     _save(page_id, _bounded(saved, question.qid))
 

@@ -205,3 +205,16 @@ def test_live_question_templates_have_no_markdown_syntax() -> None:
         strings = load_strings(lang)
         for key in [k for k in strings if k.startswith("check_yourself.live.")]:
             assert not MARKDOWN_SYNTAX.search(strings[key]), (lang, key)
+
+
+def test_a_crafted_pick_is_refused() -> None:
+    """A modified client sends any value for the radio: nothing is stored, nothing breaks."""
+    from tests.app.test_bad_input import run_with
+
+    at = open_page("whole_model", lang="en")
+    widget = _radio(at, "whole_model").key
+    for bad in ("7", "-1", "x", "1e9"):
+        at = run_with(at, {widget: bad})
+        assert_clean(at)
+        assert at.session_state["kept.cy_whole_model"] == {"at": 0, "picks": {}}
+        assert _radio(at, "whole_model").value is None
