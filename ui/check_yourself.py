@@ -134,7 +134,7 @@ def temperature_question(logits: np.ndarray, top_label: str) -> CardQuestion | N
     None when the change is too small to tell apart (nothing to predict).
     """
     logits = np.asarray(logits, dtype=np.float64)
-    top = int(np.lexsort((np.arange(logits.size), -logits))[0])
+    top = int(np.argmax(logits))  # the first maximum: the lowest id among equals, as the page ranks
     p1 = float(softmax(logits)[top])
     temperature = LIVE_TEMPERATURE
     p_t = float(apply_temperature(logits, temperature)[top])
@@ -234,7 +234,7 @@ def logits_live(page: Any, logits: np.ndarray) -> CardQuestion | None:
     """The Logits page's live question: its own last-position logits, its own top token."""
     from ui.tokens import token_labels
 
-    top = int(np.lexsort((np.arange(logits.size), -np.asarray(logits)))[0])
+    top = int(np.argmax(logits))  # the first maximum: the lowest id among equals
     return temperature_question(logits, token_labels(page.loaded.tokenizer, [top])[0])
 
 
