@@ -8,6 +8,7 @@ contextual embeddings (one word's residual-stream vector in two prompts, layer b
 
 from __future__ import annotations
 
+from ui import check_yourself
 from ui.page import open_page, try_this
 from ui.sections import embeddings
 
@@ -18,3 +19,4 @@ embeddings.lab_section(page)
 embeddings.map_section(page)
 embeddings.context_section(page)
 try_this("embeddings.try.header", "embeddings.try.list", as_header=True)
+check_yourself.card("embeddings")

@@ -7,6 +7,7 @@ the logit lens.
 
 from __future__ import annotations
 
+from ui import check_yourself
 from ui.page import open_page, try_this
 from ui.sections import logits_sampling
 
@@ -16,3 +17,4 @@ last = logits_sampling.last_position(page)
 logits_sampling.controls_section(page, last)
 logits_sampling.lens_section(page)
 try_this("logits_sampling.try_title", "logits_sampling.try_list")
+check_yourself.card("logits_sampling", live=check_yourself.logits_live(page, last.logits))

@@ -8,6 +8,7 @@ Sections (``ui.sections.multi_head_attention``). Values come straight from the m
 
 from __future__ import annotations
 
+from ui import check_yourself
 from ui.page import open_page, try_this
 from ui.sections import multi_head_attention as mha
 
@@ -16,3 +17,4 @@ mha.model_line(page)
 
 mha.heads_and_coreference(page)
 try_this("multi_head_attention.try.title", "multi_head_attention.try.list")
+check_yourself.card("multi_head_attention")

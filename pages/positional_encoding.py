@@ -9,6 +9,7 @@ only on the offset.
 
 from __future__ import annotations
 
+from ui import check_yourself
 from ui.page import open_page, try_this
 from ui.sections import positional_encoding as pe
 
@@ -18,3 +19,4 @@ pe.sinusoidal_sections()  # with one position and the relative property (nested 
 pe.input_section(page)
 pe.rope_section(page)
 try_this("positional_encoding.try.header", "positional_encoding.try.list", as_header=True)
+check_yourself.card("positional_encoding")

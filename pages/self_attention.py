@@ -7,6 +7,7 @@ that tab only). All numbers come from ``core.lessons.attention_math``.
 
 from __future__ import annotations
 
+from ui import check_yourself
 from ui.page import open_page, try_this
 from ui.sections import self_attention as sa
 
@@ -23,3 +24,4 @@ with tab_mh:
     sa.multi_head(page.seed)
 
 try_this("self_attention.try.title", "self_attention.try.list", **sa.toy_words())
+check_yourself.card("self_attention", live=check_yourself.attention_live())

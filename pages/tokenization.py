@@ -8,6 +8,7 @@ text (charts, data frames, code spans, the component's text nodes): never as HTM
 
 from __future__ import annotations
 
+from ui import check_yourself
 from ui.page import open_page, try_this
 from ui.sections import tokenization
 
@@ -19,3 +20,4 @@ with part1:
 with part2:
     tokenization.model_part(page)
 try_this("tokenization.try.title", "tokenization.try.list")
+check_yourself.card("tokenization")

@@ -7,6 +7,7 @@ separate process with a fair queue.
 
 from __future__ import annotations
 
+from ui import check_yourself
 from ui.page import open_page, try_this
 from ui.sections import training
 
@@ -17,3 +18,4 @@ training.replay_section(page.prompt)
 training.live_controls()
 training.live_status()
 try_this("training.try.header", "training.try")
+check_yourself.card("training")

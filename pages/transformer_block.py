@@ -9,6 +9,7 @@ it: a pick reruns only those parts. All maths is in ``core.lessons.block`` and
 
 from __future__ import annotations
 
+from ui import check_yourself
 from ui.page import open_page
 from ui.sections import transformer_block as tb
 
@@ -22,3 +23,4 @@ slots["live_norm"] = tb.norm_section(view)
 slots["ffn"] = tb.ffn_section(view)
 slots["moe"] = tb.moe_section(view)
 tb.picked_sections(view, slots)
+check_yourself.card("transformer_block")
