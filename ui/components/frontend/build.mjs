@@ -52,6 +52,7 @@ const ENTRIES = [
   { name: "mha_heads", entry: "mha_heads.ts", css: "mha_heads.css", what: "the head picker and enlarged head" },
   { name: "positional", entry: "positional_view.ts", css: "lessons.css", what: "the positional-encoding knobs" },
   { name: "attention", entry: "attention_view.ts", css: "lessons.css", what: "the self-attention knobs" },
+  { name: "calculators", entry: "calculators_view.ts", css: "calculators.css", what: "the parameter and KV-cache calculators" },
 ];
 for (const { name, entry, css, what } of ENTRIES) {
   await build({
@@ -77,6 +78,17 @@ await build({
   target: "es2020",
   legalComments: "none",
   banner: { js: "// Token Journey: the BPE replay (src/bpe_replay.ts) for the unit tests, built by build.mjs (do not edit).\n" },
+  logLevel: "warning",
+});
+// The calculators' math alone, for tests/unit/test_calculators_math.py: node runs it against core.lessons.
+await build({
+  entryPoints: [join(here, "src", "calculators_math.ts")],
+  outfile: join(out, "calculators_math.js"),
+  bundle: true,
+  format: "esm",
+  target: "es2020",
+  legalComments: "none",
+  banner: { js: "// Token Journey: the calculators' math (src/calculators_math.ts) for the unit tests, built by build.mjs (do not edit).\n" },
   logLevel: "warning",
 });
 writeFileSync(join(out, "SOURCE_HASH"), sourceHash() + "\n");
