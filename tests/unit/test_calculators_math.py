@@ -222,3 +222,27 @@ def test_kv_cache_sizes_and_their_strings_equal_core() -> None:
         even += expected["shown"]["layout"] is not None
     assert len(cases) >= 200 and even >= 150
     assert max(int(o["total"]) for o in got) > 2**53  # BigInt, not doubles
+
+
+def test_the_pages_worked_examples_in_the_browser() -> None:
+    """The figures the pages' tests used to read from the server's widgets, now from the browser's code."""
+    def kv(preset: str, **changes: Any) -> dict[str, Any]:
+        p = MODEL_PRESETS[preset]
+        return {"n_layer": p.n_layer, "n_head": p.n_head, "n_kv_head": p.n_kv_head, "d_head": p.d_head,
+                "n_tokens": p.n_tokens, "batch": 1, "dtype": "fp16", **changes}
+
+    gpt2 = {k: v for k, v in dataclasses.asdict(PRESETS["gpt2-small"].spec).items() if k != "n_shared"}
+    got = _run([gpt2, {**gpt2, "n_layer": 24}, {**gpt2, "n_head": 7}, {**gpt2, "n_experts": 8, "n_active": 2}],
+               [kv("llama4_scout_like"), kv("gpt2_small"), kv("llama4_scout_like", n_tokens=100_000),
+                kv("llama4_scout_like", n_tokens=100_000, batch=2), kv("llama4_scout_like", n_kv_head=7)])
+    p = got["params"]
+    assert p[0]["shown_total"] == "124,439,808" and p[1]["shown_total"] == f"{124_439_808 + 12 * 7_087_872:,}"
+    assert p[2] == {"problem": "d_model_heads"}  # 768 is not divisible by 7
+    assert p[3]["shown_total"] != p[3]["shown_active"]
+    k = [o["shown"] for o in got["kv"]]
+    assert (k[0]["per_layer"], k[0]["total"]) == ("40.96 MB", "1.97 GB")  # the seeds' worked example
+    assert [v[4] for v in k[0]["variants"]] == ["9.83 GB", "1.97 GB", "245.76 MB"]
+    assert [v[0] for v in k[0]["variants"]] == ["MHA", "GQA", "MQA"]
+    assert (k[1]["per_layer"], k[1]["total"]) == ("3.15 MB", "37.75 MB")  # 2 × 1024 × 12 × 64 × 2 bytes
+    assert k[2]["total"] == "19.66 GB" and k[3]["total"] == "39.32 GB"  # the seeds' "close to 20 GB", batch 2
+    assert k[4]["layout"] is None and k[4]["variants"] == []  # 40 query heads do not split over 7
