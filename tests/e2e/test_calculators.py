@@ -38,6 +38,7 @@ KV_PRESETS = [*MODEL_PRESETS, "__live__"]
 
 def _spin_up(page: Page, selector: str) -> None:
     """A mouse click on a number box's up arrow (Chromium draws it inside the right padding edge)."""
+    page.locator(selector).evaluate("input => input.scrollIntoView({ block: 'center' })")
     area = page.locator(selector).bounding_box()
     assert area
     x, y = area["x"] + area["width"] - 17, area["y"] + area["height"] * 0.3

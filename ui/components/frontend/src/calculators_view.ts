@@ -297,7 +297,12 @@ function kvControls(data: KvData, L: L, controls: HTMLElement): () => void {
                              invalid: fill(L("invalid_box"), { min: 1, max: commas(high) }),
                              onInput: (v) => set({ [`generation_kv_${f}`]: v }) });
     const step = data.steps[f];
-    if (step) inputOf(box).setAttribute("step", String(step));
+    if (step) {
+      // An arrow key moves by `step` from round numbers (10,000 -> 11,000): the browser's step grid
+      // starts at `min` when there is one, so the range is checked here alone (integerBox does).
+      inputOf(box).setAttribute("step", String(step));
+      inputOf(box).removeAttribute("min");
+    }
     boxes.set(f, box);
     return box;
   };
