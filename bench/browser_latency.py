@@ -64,7 +64,7 @@ INIT_SCRIPT = """
   const inChart = (node) => {
     const el = node && (node.nodeType === 1 ? node : node.parentElement);
     return !!(el && el.closest && el.closest('[data-testid="stVegaLiteChart"], [data-testid="stPlotlyChart"], .js-plotly-plot, .vega-embed, '
-      + '.st-key-overview_diagram, [data-testid="stGraphVizChart"], .sl'));
+      + '.st-key-overview_diagram, [data-testid="stGraphVizChart"], .sl, .cal'));
   };
   const note = () => { tj.last = performance.now(); };
   const watch = { subtree: true, childList: true, attributes: true, characterData: true };
@@ -100,8 +100,9 @@ INIT_SCRIPT = """
 class Interaction:
     name: str
     path: str  # the page's url path
-    kind: str  # "slider" (keyboard arrows on its thumb), "select" (another option), "button", "prompt" (sidebar)
-    label: str  # the widget's visible label (English)
+    kind: str  # "slider" (keyboard arrows on its thumb), "select" (another option), "button", "prompt" (sidebar),
+    #            "knob-select" (a browser component's native select: another option)
+    label: str  # the widget's visible label (English); for "knob-select" the select's data-knob
     tab: str = ""  # the tab it sits in, opened first (a closed tab's widgets are not on screen)
 
 
@@ -115,7 +116,8 @@ INTERACTIONS = (
     Interaction("self-attention: d_k slider", "self_attention", "slider", "dₖ (width of query and key)", "③ Why ÷√dₖ"),
     Interaction("positional: position m slider", "positional_encoding", "slider", "Query position m"),
     Interaction("embeddings: neighbours slider", "embeddings", "slider", "How many neighbours"),
-    Interaction("whole model: preset select", "whole_model", "select", "Preset"),
+    Interaction("whole model: preset select", "whole_model", "knob-select", "wm_preset"),
+    Interaction("generation: KV memory preset", "generation", "knob-select", "generation_kv_preset"),
     Interaction("generation: next token", "generation", "button", "Next token →"),
     Interaction("logits: top-p slider", "logits_sampling", "slider", "Top-p (nucleus)"),
     Interaction("generation: temperature knob", "generation", "slider", "Temperature T"),
@@ -123,7 +125,7 @@ INTERACTIONS = (
 )
 PROMPTS = ("The capital of Japan is", "The cat sat on the", "法国的首都是", "Water boils at", "我喜欢吃苹果")
 CHARTS = ('[data-testid="stVegaLiteChart"], [data-testid="stPlotlyChart"], .st-key-overview_diagram svg, '
-          '[data-testid="stGraphVizChart"] svg, .sl[data-ready="1"]')
+          '[data-testid="stGraphVizChart"] svg, .sl[data-ready="1"], .cal svg')
 
 
 def wait_idle(page, quiet_ms: float, timeout_s: float = 30) -> None:
@@ -171,6 +173,13 @@ def measure_one(page, interaction: Interaction, repeats: int, quiet_ms: float,
             page.evaluate("window.__tj.moved = performance.now(); window.__tj.armed = true; window.__tj.last = 0;"
                           " window.__tj.message = 0; window.__tj.sent = 0")
             box.press("Control+Enter")
+        elif interaction.kind == "knob-select":
+            select = page.locator(f"[data-knob='{interaction.label}'] select").first
+            select.scroll_into_view_if_needed()
+            count = select.evaluate("s => s.options.length")
+            page.evaluate("window.__tj.moved = performance.now(); window.__tj.armed = true; window.__tj.last = 0;"
+                          " window.__tj.message = 0; window.__tj.sent = 0")
+            select.select_option(index=(i + 1) % count)
         else:
             box = page.locator('[data-testid="stMain"] [data-testid="stSelectbox"]').filter(
                 has=page.get_by_text(interaction.label, exact=True)).first
