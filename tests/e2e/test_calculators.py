@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from urllib.parse import parse_qs, urlparse
 
@@ -25,7 +26,8 @@ from core.lessons.kv_memory import (
     head_sharing_kind,
     kv_cache_memory,
 )
-from core.lessons.param_count import PRESETS, ArchSpec, count_parameters
+import core
+from core.lessons.param_count import PRESETS, ArchSpec, count_parameters, spec_from_config
 from tests.e2e.helpers import assert_no_error, wait_for_app
 from ui.i18n import translate
 
@@ -271,3 +273,27 @@ def test_values_survive_a_page_change_and_come_back_from_a_link_on_a_zh_dark_pho
         assert_no_error(phone)
     finally:
         other.close()
+
+
+def test_a_new_model_keeps_another_preset_and_renews_our_model(page: Page, app_url: str) -> None:
+    """The server's "our model" values change with the model; a browser showing another preset keeps
+    all of its own values (not a mix), and "our model" then counts the new model, exactly."""
+    _open(page, f"{app_url}/whole_model", COUNTER)
+    page.locator(_input(page, COUNTER, "wm_preset")).select_option(index=WM_PRESETS.index("gpt2-small"))
+    page.locator(f"{COUNTER} .cal-edit summary").click()
+    _type(page, COUNTER, "wm_n_layer", 13)
+    gpt2 = _spec(page)
+    page.locator('[data-testid="stSidebar"] .st-key-w_model').click()
+    page.get_by_role("option").filter(has_text="modern").first.click()
+    wait_for_app(page)
+    expect(page.locator(COUNTER)).to_be_visible(timeout=60_000)
+    page.wait_for_function("() => location.search.includes('model=modern')", timeout=30_000)
+    assert _spec(page) == gpt2 and page.locator(_input(page, COUNTER, "wm_preset")).evaluate("s => s.selectedIndex") == 1
+    _check_counter(page)
+    page.locator(_input(page, COUNTER, "wm_preset")).select_option(index=0)
+    modern = core.load_builtin("modern")
+    expected = {k: v for k, v in dataclasses.asdict(spec_from_config(modern.config)).items() if k != "n_shared"}
+    assert _spec(page) == expected
+    assert int(_total(page)) == sum(p.numel() for p in modern.model.parameters())
+    expect(page.locator(f"{COUNTER} [data-testid='wm-check']")).to_contain_text("✓")
+    assert_no_error(page)

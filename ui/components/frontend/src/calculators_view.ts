@@ -385,10 +385,74 @@ function kvView(data: KvData, L: L, out: HTMLElement, tip: Tooltip, root: HTMLEl
 
 type Data = ParamsData | KvData;
 
+// --- one consistent state per tab ----------------------------------------------------------------
+//
+// The knobs' shared state keeps each value on its own and takes the server's where the server's
+// changed. Here the inputs belong together (a preset and its sizes): when this app's model changes,
+// the server's values for "our model" change, and a browser that shows another preset must keep
+// all of its own values, not a mix. So each page keeps one snapshot of its calculator in this tab;
+// in the same loaded document (a page change, a rerun: no link was opened) the snapshot is the
+// truth, and "our model" takes the new model's sizes when the model changed (as a new preset does).
+
+const DOCUMENT = String(performance.timeOrigin);
+interface Snapshot { d: string; sig: string; values: Record<string, unknown> }
+
+function readSnapshot(page: string): Snapshot | null {
+  try {
+    const s = JSON.parse(sessionStorage.getItem(`tj.calc.${page}`) ?? "null") as Snapshot | null;
+    return s && s.d === DOCUMENT && typeof s.sig === "string" && typeof s.values === "object" ? s : null;
+  } catch {
+    return null; // storage blocked or a stale format: the knobs' own state still holds the values
+  }
+}
+
+function writeSnapshot(page: string, sig: string, names: string[]): void {
+  const values = bus.values(page);
+  try {
+    sessionStorage.setItem(`tj.calc.${page}`, JSON.stringify({ d: DOCUMENT, sig, values: Object.fromEntries(names.map((n) => [n, values[n]])) }));
+  } catch { /* storage blocked: nothing to keep */ }
+}
+
+interface Shape { presetKnob: string; ours: string; sig: string; follows: string[]; base: Record<string, unknown> }
+
+function shape(data: Data): Shape {
+  if (data.view === "kv") {
+    const live = data.presets[data.presets.length - 1];
+    return { presetKnob: "generation_kv_preset", ours: live.key, sig: JSON.stringify(live),
+             follows: KV_FIELDS.map((f) => `generation_kv_${f}`),
+             base: Object.fromEntries(KV_FIELDS.map((f) => [`generation_kv_${f}`, live[f]])) };
+  }
+  const ours = data.presets[0];
+  return { presetKnob: "wm_preset", ours: ours.key, sig: JSON.stringify(ours.spec) + data.ours.numel,
+           follows: SPEC_FIELDS.map((f) => `wm_${f}`),
+           base: Object.fromEntries(SPEC_FIELDS.map((f) => [`wm_${f}`, ours.spec[f]])) };
+}
+
+/** Take this tab's snapshot (if any, see above) as the page's values before anything is drawn. */
+function restoreSnapshot(page: string, knobs: bus.LessonKnob[], sh: Shape): void {
+  bus.adopt(page, knobs);
+  const snap = readSnapshot(page);
+  if (!snap) return;
+  const values: Record<string, unknown> = {};
+  for (const k of knobs) if (k.name in snap.values) values[k.name] = snap.values[k.name];
+  if (values[sh.presetKnob] === sh.ours && snap.sig !== sh.sig) Object.assign(values, sh.base); // a new model
+  const now = bus.values(page);
+  if (Object.entries(values).some(([n, v]) => now[n] !== v)) bus.set(page, values);
+}
+
+const snapshotStops = new Map<string, () => void>(); // each mounted view's snapshot writer, by its key
+
 export default function mount(component: LessonComponent<Data>): () => void {
   const data = component.data;
   const knobs = canonical(data.knobs);
   const page = data.view === "kv" ? GEN : WM;
+  const sh = shape(data);
+  restoreSnapshot(page, knobs, sh);
+  const names = knobs.map((k) => k.name);
+  writeSnapshot(page, sh.sig, names);
+  snapshotStops.get(component.key)?.(); // a mount for new data: the old one stops writing
+  const stopSnapshots = bus.listen(page, () => writeSnapshot(page, sh.sig, names));
+  snapshotStops.set(component.key, stopSnapshots);
   let settle: () => void = () => {};
   const cleanup = mountLesson({ ...component, data: { ...data, knobs } as Data }, page, "cal",
     (d, L, controls, out, tip, root) => {
@@ -407,6 +471,6 @@ export default function mount(component: LessonComponent<Data>): () => void {
       return { redraw: () => shareView(d, L, out, tip), follows: fields };
     });
   settle();
-  return cleanup;
+  return () => { stopSnapshots(); snapshotStops.delete(component.key); cleanup(); };
 }
 
