@@ -3,7 +3,9 @@
 // space (src/space3d.ts -> build/space3d.js, src/space3d.css -> build/space3d.css), the
 // sampling knobs of the Logits and Generation pages (src/sampling_lab.ts -> build/sampling_lab.js),
 // the lesson knobs of the Positional-encoding and Self-attention pages (src/positional_view.ts,
-// src/attention_view.ts, both with src/lessons.css and the shared modules in src/lessons/) and the
+// src/attention_view.ts, both with src/lessons.css and the shared modules in src/lessons/), the
+// calculators (src/calculators_view.ts with src/calculators/; its math alone also as
+// build/calculators_math.js for the Node test) and the
 // rest of ENTRIES below (one shared package; each bundles knob_state.ts, the browser knobs' shared
 // state); then
 // build/SOURCE_HASH: the sha256 of the sources (see sourceHash below;
