@@ -3,7 +3,8 @@
 Generation state lives in ``st.session_state`` under ``gen_*`` keys as plain data (the ids
 so far and one record per step); the KV cache itself is rebuilt from the ids when a rerun
 lost it (``core.engine.generation`` does that before its timer starts). The shared model object is
-only read. The memory calculator uses ``core.lessons.kv_memory``.
+only read. The memory calculator answers in the browser (``ui.components.calculators``: a port of
+``core.lessons.kv_memory``).
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """The whole model's sections: a parameter calculator tied to a config, the layer stack read through the
 logit lens, and where the parameters sit (the FFN's ~2/3).
 
-Counting is ``core.lessons.param_count``; the lens grid is ``core.lessons.logit_lens.logit_lens_grid``.
+Counting is ``core.lessons.param_count`` (the calculator runs its port in the browser:
+``ui.components.calculators``); the lens grid is ``core.lessons.logit_lens.logit_lens_grid``.
 """
 
 from __future__ import annotations
