@@ -110,6 +110,7 @@ BPE_DRAWN = ".bpe-chart, .bpe-chips, .bpe-table, .bpe-words, .bpe-svg, .bpe-head
 MHA_DRAWN = ".mh-view, .mh-panels, .mh-numbers, .mh-title, .mh-stage"
 JOURNEY_DRAWN = ".tj-bars, .tj-out-chip"
 SPACE_DRAWN = ".s3-stage, .s3-legend, .s3-caption"
+CALC_DRAWN = ".cal-metrics, .cal-table, .tl-chart, .tl-caption, .tl-formula"
 PAGE_DRAWN = '[data-testid="stMain"], [data-testid="stSidebar"]'  # a server rerun: anything on the page
 
 LOGITS = ".st-key-logits_sampling_knobs .sl"  # Playwright's CSS reaches into shadow roots
@@ -119,6 +120,7 @@ STEPS, LAB = "[data-testid=sa-steps]", "[data-testid=sa-lab]"
 BPE = ".bpe[data-testid='bpe-steps']"
 MAP = ".st-key-embeddings_map_chart [data-testid=space3d]"
 HEADS = "[data-testid='mha-heads']"
+COUNTER, KV_MEMORY = ".st-key-wm_calculator .cal", ".st-key-generation_kv_calculator .cal"
 
 
 @dataclass(frozen=True)
@@ -201,8 +203,12 @@ ROWS: tuple[Row, ...] = (
             f"{HEADS} [role=radio][aria-checked=true]", MHA_DRAWN),
     browser("multi-head: layer", "multi_head_attention", "mha_layer",
             f"{HEADS} [role=radio][aria-checked=true]", MHA_DRAWN, keys=("ArrowDown", "ArrowUp")),
-    # After the other wave-3 branches merge, one line each: Logits top_n, Multi-head scores toggle /
-    # grid / query, Generation mask step, the Whole-model and KV calculators.
+    browser("whole model: preset", "whole_model", "wm_preset", f"{COUNTER} [data-knob='wm_preset'] select",
+            CALC_DRAWN, keys=("ArrowDown", "ArrowUp")),
+    browser("generation: KV memory preset", "generation", "generation_kv_preset",
+            f"{KV_MEMORY} [data-knob='generation_kv_preset'] select", CALC_DRAWN, keys=("ArrowDown", "ArrowUp")),
+    # After the remaining wave-3 branches merge, one line each: Logits top_n, Multi-head scores
+    # toggle / grid / query, Generation mask step.
     server("overview: new prompt", "", "prompt", '[data-testid="stSidebar"] .st-key-w_prompt textarea'),
     server("generation: next token", "generation", "click", f"{GENERATION} button[data-action='next']"),
     server("block: ablation (residual L0)", "transformer_block", "ablate", ".st-key-tb_ablate_resid"),

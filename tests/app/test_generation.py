@@ -13,9 +13,13 @@ from streamlit.testing.v1 import AppTest
 import core
 from core.engine.generation import GenerationSettings, generate
 from tests.app.components import component_data, press
-from tests.app.conftest import assert_clean, chart_title, open_page
+from core.lessons.kv_memory import MODEL_PRESETS
+from tests.app.conftest import APP, assert_clean, chart_title, open_page
+from ui import state as durable
+from ui.i18n import translate
 
 PAGE = "generation"
+MEMORY = "generation_kv_calculator"  # the KV-cache memory calculator (ui.components.calculators)
 LAB = "generation_knobs"  # the knobs' preview with Next token / Run / Reset (ui.components.sampling_lab)
 
 
@@ -69,40 +73,62 @@ def test_renders_in_both_languages(lang: str) -> None:
     assert title in at.title[0].value
 
 
-def test_calculator_defaults_are_the_seed_numbers(lang: str) -> None:
+def _calculator(at: AppTest) -> tuple[dict, dict[str, object]]:
+    """The memory calculator's data as sent to the browser and its knobs as {name: value}."""
+    data = component_data(at, MEMORY)
+    return data, {k["name"].removeprefix("generation_kv_"): k["value"] for k in data["knobs"]}
+
+
+def test_calculator_starts_from_the_seed_example(lang: str) -> None:
+    """The seeds' worked example (Llama-4-Scout-like: 40.96 MB a layer, 1.97 GB in all, computed in
+    the browser: tests/unit/test_calculators_math.py) is the calculator's first view."""
     at = open_page(PAGE, lang=lang)
-    values = {m.value for m in at.metric}
-    assert "40.96 MB" in values and "1.97 GB" in values
-    assert at.selectbox(key="generation_kv_preset").value == "llama4_scout_like"
-    assert at.number_input(key="generation_kv_layers").value == 48
-    assert at.number_input(key="generation_kv_kv_heads").value == 8
-    assert at.number_input(key="generation_kv_head_dim").value == 128
-    assert at.number_input(key="generation_kv_tokens").value == 10_000
-    variants = next(f.value for f in at.dataframe if len(f.value) == 3)
-    assert list(variants.iloc[:, 0]) == ["MHA", "GQA", "MQA"]
-    assert list(variants.iloc[:, 4]) == ["9.83 GB", "1.97 GB", "245.76 MB"]
+    assert_clean(at)
+    data, values = _calculator(at)
+    assert values == {"preset": "llama4_scout_like", "layers": 48, "heads": 40, "kv_heads": 8, "head_dim": 128,
+                      "tokens": 10_000, "batch": 1, "dtype": "fp16"}
+    assert [p["key"] for p in data["presets"]] == [*MODEL_PRESETS, "__live__"]
+    live = data["presets"][-1]
+    config = core.load_builtin("classic").config  # this app's model (the default)
+    assert (live["layers"], live["heads"], live["head_dim"], live["tokens"]) == (config.n_layer, config.n_head,
+                                                                                  config.d_head, config.n_ctx)
+    assert not [v for v in data["labels"].values() if "⟦" in v], "a label is missing"
+    assert data["labels"]["dtype_option"] == translate("generation.memory.dtype_option", lang)
 
 
-def test_calculator_presets_and_absurd_values() -> None:
+def test_calculator_limits_links_and_crafted_values() -> None:
     at = open_page(PAGE, lang="en")
-    at.selectbox(key="generation_kv_preset").set_value("gpt2_small").run()
+    data, _ = _calculator(at)
+    for field, high in data["limits"].items():  # the browser's boxes accept what a link may carry
+        spec = durable.SPECS[f"generation_kv_{field}"]
+        assert spec.check(high) == high and spec.check(1) == 1
+        with pytest.raises(durable.Invalid):
+            spec.check(high + 1)
+    # A link: the preset and the changed numbers come back; the preset's own values are the defaults.
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params.update({"generation_kv_preset": "gpt2_small", "generation_kv_tokens": "4096", "generation_kv_batch": "3",
+                            "generation_kv_dtype": "int4"})
+    at.run()
+    at.switch_page(f"pages/{PAGE}.py").run()
     assert_clean(at)
-    assert _metric(at, "KV cache per layer") == "3.15 MB"  # 2 × 1024 × 12 × 64 × 2 bytes
-    assert _metric(at, "Total for 12 layers") == "37.75 MB"
-    at.selectbox(key="generation_kv_preset").set_value("llama4_scout_like").run()
-    at.number_input(key="generation_kv_tokens").set_value(100_000).run()
-    assert _metric(at, "Total for 48 layers") == "19.66 GB"  # the seeds' "close to 20 GB"
-    at.number_input(key="generation_kv_batch").set_value(2).run()
-    assert _metric(at, "Total for 48 layers") == "39.32 GB"
-    # Uneven head sharing: sizes still shown, a clear warning instead of a crash.
-    at.number_input(key="generation_kv_kv_heads").set_value(7).run()
+    data, values = _calculator(at)
+    assert values == {"preset": "gpt2_small", "layers": 12, "heads": 12, "kv_heads": 12, "head_dim": 64, "tokens": 4096,
+                      "batch": 3, "dtype": "int4"}
+    defaults = {k["name"]: k["default"] for k in data["knobs"]}
+    assert defaults["generation_kv_tokens"] == 1024 and defaults["generation_kv_layers"] == 12
+    assert {"generation_kv_preset": "gpt2_small", "generation_kv_tokens": "4096"}.items() <= dict(at.query_params).items()
+    at.switch_page("app.py").run()
+    at.switch_page(f"pages/{PAGE}.py").run()
+    assert _calculator(at)[1] == values  # a page change keeps them
+    # Crafted values (a tampered session or link): each falls back to its default with a note.
+    for name, value in {"preset": "../../x", "tokens": 10**12, "batch": True, "dtype": "fp1", "kv_heads": float("nan")}.items():
+        at.session_state[f"kept.generation_kv_{name}"] = value
+    at.run()
     assert_clean(at)
-    assert at.warning and "whole multiple" in at.warning[0].value
-    # The largest values the widgets allow.
-    for key, value in (("generation_kv_layers", 1000), ("generation_kv_tokens", 10_000_000),
-                       ("generation_kv_batch", 4096), ("generation_kv_head_dim", 4096)):
-        at.number_input(key=key).set_value(value).run()
-    assert_clean(at)
+    _, values = _calculator(at)
+    assert values == {"preset": "llama4_scout_like", "layers": 48, "heads": 40, "kv_heads": 8, "head_dim": 128,
+                      "tokens": 10_000, "batch": 1, "dtype": "fp16"}
+    assert at.toast
 
 
 def test_next_token_grows_the_cache_by_one_per_step() -> None:
@@ -253,7 +279,7 @@ def test_a_prompt_longer_than_the_context_still_generates(lang: str) -> None:
     assert not _disabled(at, "next")
     _next(at, 1)
     assert len(at.session_state["gen_steps"]) == 1
-    assert "40.96 MB" in {m.value for m in at.metric}  # the calculator still works
+    assert _calculator(at)[1]["layers"] == 48  # the calculator is still drawn (its numbers: in the browser)
 
 
 def test_modern_model_generates_and_changing_model_resets() -> None:
@@ -294,9 +320,9 @@ def test_probability_axes_end_at_one_and_timeline_labels_do_not_overlap() -> Non
         domains = [e[c]["scale"]["domain"] for e in _encodings(spec) for c in ("x", "y")
                    if c in e and isinstance(e[c], dict) and "domain" in e[c].get("scale", {})]
         assert domains and all(d[1] <= 1.0 for d in domains), domains
-    growth = _vega_by_title(at, "∝")
-    assert "straight line" not in chart_title(growth)
-    assert any("slope 1" in c.value for c in at.caption)  # the caption says what the log-log axes show
+    words = _calculator(at)[0]["labels"]  # the growth chart is drawn in the browser (ui.components.calculators)
+    assert "∝" in words["growth_title"] and "straight line" not in words["growth_title"]
+    assert "slope 1" in words["growth_caption"]  # the caption says what the log-log axes show
 
 
 def translate_en(key: str, **kw: object) -> str:

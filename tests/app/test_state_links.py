@@ -168,14 +168,14 @@ SETTINGS: tuple[tuple[str, str, str, Any], ...] = (
     ("logits_sampling", "slider", "logits_sampling_top_n", 12),
     ("logits_sampling", "slider", "logits_sampling_n_samples", 500),  # the sampling knobs: tests/e2e/test_sampling_knobs.py
     ("generation", "slider", "generation_max_new", 7),
-    ("generation", "number_input", "generation_kv_batch", 3),
     ("tokenization", "number_input", "tok_num_merges", 20),
     ("tokenization", "radio", "tok_mode", "gpt"),
     ("transformer_block", "slider", "tb_grad_depth", 20),
     ("transformer_block", "text_input", "tb_norm_x", "1, 2, 3"),
-    ("whole_model", "number_input", "wm_n_layer", 7),
-    ("whole_model", "checkbox", "wm_tied", False),
 )
+# The parameter counter and the KV-cache memory calculator are browser components now
+# (ui.components.calculators): tests/app/test_whole_model.py, test_generation.py and
+# tests/e2e/test_calculators.py keep their values across page changes and links.
 
 
 @pytest.mark.parametrize("page", sorted({s[0] for s in SETTINGS}))

@@ -1,20 +1,28 @@
-"""Whole-model page: both languages, the calculator's presets and its bad-input handling."""
+"""Whole-model page: both languages, the calculator's presets and its bad-input handling.
+
+The calculator answers in the browser (ui.components.calculators): here, what the server sends it
+(presets, the durable values checked, the limits); its numbers are compared with core by
+tests/unit/test_calculators_math.py and on the page by tests/e2e/test_calculators.py."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 from altair.utils.schemapi import validate_jsonschema
 from altair.vegalite.v6.schema import load_schema
 
-from core.lessons.param_count import PRESETS
-from tests.app.conftest import assert_clean, open_page
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from core.lessons.param_count import PRESETS, ArchSpec, count_parameters
+from tests.app.components import component_data
+from tests.app.conftest import APP, assert_clean, open_page
+from tests.app.lesson_components import knob_values
+from ui import state
+from ui.components.calculators import WM_FIELDS
 
 PAGE = "whole_model"
-
-
-def _metric(at, label: str) -> str:
-    return {m.label: m.value for m in at.metric}[label]
 
 
 def tables_text(at) -> str:  # noqa: ANN001
@@ -24,72 +32,83 @@ def tables_text(at) -> str:  # noqa: ANN001
     return "\n".join(frames + markdown)
 
 
+def _calculator(at) -> dict:  # noqa: ANN001
+    """The counter's data as sent to the browser, its knobs as {name: value}."""
+    data = component_data(at, "wm_calculator")
+    data["knobs"] = knob_values(data["knobs"])
+    return data
+
+
+def _spec_of(data: dict) -> dict:
+    """The config the browser starts from: every input's value (``wm_<field>``)."""
+    return {f: data["knobs"][f"wm_{f}"] for f in WM_FIELDS}
+
+
 def test_renders_in_both_languages(lang: str) -> None:
     at = open_page(PAGE, lang=lang)
     assert_clean(at)
     schema = load_schema()
     charts = [json.loads(c.proto.spec) for c in at.get("vega_lite_chart")]
-    assert len(charts) >= 3
+    assert charts  # the logit-lens grid (the calculator's charts are drawn in the browser)
     for spec in charts:
         validate_jsonschema(spec, schema)
         assert spec.get("title")
-    assert at.success  # our model: counted == sum(p.numel())
-    assert "✓" in at.success[0].value
+    data = _calculator(at)
+    assert component_data(at, "wm_layer_share")["view"] == "share"
+    assert not [v for v in data["labels"].values() if "⟦" in v], "a label is missing"
+    ours = data["presets"][0]
+    assert ours["key"] == "__ours__" and data["knobs"]["wm_preset"] == "__ours__"
+    # The browser prints ✓ when the count of our config equals sum(p.numel()) of the loaded model.
+    assert count_parameters(ArchSpec(**ours["spec"])).total == int(data["ours"]["numel"])
+    assert _spec_of(data) == ours["spec"]
+    assert [p["key"] for p in data["presets"][1:]] == list(PRESETS)
     tables = tables_text(at)
     assert "124,439,808" in tables and "DeepSeek V4 Pro" in tables
 
 
+def test_the_limits_sent_are_the_declared_ones() -> None:
+    """The browser's boxes accept exactly what ui.state accepts from a link."""
+    at = open_page(PAGE, lang="en")
+    for field, high in _calculator(at)["limits"].items():
+        assert state.SPECS[f"wm_{field}"].check(high) == high and state.SPECS[f"wm_{field}"].check(1) == 1
+        for bad in (0, high + 1):
+            with pytest.raises(state.Invalid):
+                state.SPECS[f"wm_{field}"].check(bad)
+
+
 def test_presets_exact() -> None:
     at = open_page(PAGE, lang="en")
-    names = list(PRESETS)
-    for preset, total in (("gpt2-small", "124,439,808"), ("llama-7b", "6,738,415,616"), ("llama3-8b", "8,030,261,248")):
-        at.session_state["kept.wm_preset"] = preset  # (AppTest applies a format_func twice: set the state)
+    for preset in ("gpt2-small", "llama-7b", "llama3-8b"):
+        at.session_state["kept.wm_preset"] = preset
         at.run()
         assert_clean(at)
-        assert _metric(at, "total parameters") == total
-        assert "✓" in at.success[0].value
+        data = _calculator(at)
+        sent = next(p for p in data["presets"] if p["key"] == preset)
+        assert data["knobs"]["wm_preset"] == preset and _spec_of(data) == sent["spec"]
+        assert count_parameters(ArchSpec(**sent["spec"])).total == PRESETS[preset].published == int(sent["published"])
 
 
-def test_editing_the_config() -> None:
-    at = open_page(PAGE, lang="en")
-    at.session_state["kept.wm_preset"] = "gpt2-small"
+def test_a_link_s_values_come_back_and_survive_a_page_change() -> None:
+    """A link carries the preset and the changed numbers; the counter starts from them, on every visit."""
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params.update({"wm_preset": "llama-7b", "wm_n_layer": "40", "wm_bias": "1"})
     at.run()
-    prefix = "wm_"
-    at.number_input(key=prefix + "n_layer").set_value(24).run()
+    at.switch_page(f"pages/{PAGE}.py").run()
     assert_clean(at)
-    assert _metric(at, "total parameters") == f"{124_439_808 + 12 * 7_087_872:,}"
-    at.number_input(key=prefix + "n_head").set_value(7).run()  # 768 is not divisible by 7
-    assert_clean(at)
-    assert at.warning
-    at.number_input(key=prefix + "n_head").set_value(12).run()
-    at.number_input(key=prefix + "n_experts").set_value(8).run()
-    at.number_input(key=prefix + "n_active").set_value(2).run()
-    assert_clean(at)
-    assert _metric(at, "total parameters") != _metric(at, "used per token")
-
-
-def test_calculator_survives_a_page_change_and_goes_into_the_link() -> None:
-    at = open_page(PAGE, lang="en")
-    at.session_state["kept.wm_preset"] = "llama-7b"  # (AppTest applies a format_func twice: set the state)
-    at.run()
-    assert _metric(at, "total parameters") == "6,738,415,616"
-    at.number_input(key="wm_n_layer").set_value(40).run()
-    at.checkbox(key="wm_bias").set_value(True).run()
-    assert_clean(at)
-    edited = _metric(at, "total parameters")
-    assert edited != "6,738,415,616"
+    llama = {k: v for k, v in dataclasses.asdict(PRESETS["llama-7b"].spec).items() if k != "n_shared"}
+    expected = {**llama, "n_layer": 40, "bias": True}
+    data = _calculator(at)
+    assert data["knobs"]["wm_preset"] == "llama-7b" and _spec_of(data) == expected
     assert {"wm_preset": "llama-7b", "wm_n_layer": "40", "wm_bias": "1"}.items() <= dict(at.query_params).items()
+    # The preset's own values are the defaults (they stay out of the link); the changed ones are not.
+    defaults = {k["name"]: k["default"] for k in component_data(at, "wm_calculator")["knobs"]}
+    assert defaults["wm_n_layer"] == 32 and defaults["wm_bias"] == 0 and defaults["wm_vocab"] == 32000
+    assert "wm_vocab" not in dict(at.query_params)
     at.switch_page("app.py").run()
     at.switch_page(f"pages/{PAGE}.py").run()
     assert_clean(at)
-    assert at.selectbox(key="wm_preset").value == "llama-7b"
-    assert at.number_input(key="wm_n_layer").value == 40
-    assert at.checkbox(key="wm_bias").value is True
-    assert _metric(at, "total parameters") == edited
-    at.session_state["kept.wm_preset"] = "gpt2-small"  # another preset starts from its own values
-    at.run()
-    assert at.number_input(key="wm_n_layer").value == 12
-    assert _metric(at, "total parameters") == "124,439,808"
+    data = _calculator(at)
+    assert data["knobs"]["wm_preset"] == "llama-7b" and _spec_of(data) == expected
 
 
 def test_crafted_calculator_values_fall_back_with_a_note() -> None:
@@ -99,10 +118,9 @@ def test_crafted_calculator_values_fall_back_with_a_note() -> None:
         at.session_state[f"kept.{name}"] = value
     at.switch_page(f"pages/{PAGE}.py").run()
     assert_clean(at)
-    assert at.selectbox(key="wm_preset").value == "__ours__"
-    assert at.number_input(key="wm_n_layer").value >= 1
-    assert at.selectbox(key="wm_norm").value in ("layernorm", "rmsnorm")
-    assert at.success and "✓" in at.success[0].value  # back to our model's own config, counted exactly
+    data = _calculator(at)
+    assert data["knobs"]["wm_preset"] == "__ours__"
+    assert _spec_of(data) == data["presets"][0]["spec"]  # back to our model's own config
     toasts = [str(x.value) for x in at.toast]
     assert toasts and all("已恢复为默认值" in x for x in toasts), toasts
 

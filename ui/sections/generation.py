@@ -3,7 +3,8 @@
 Generation state lives in ``st.session_state`` under ``gen_*`` keys as plain data (the ids
 so far and one record per step); the KV cache itself is rebuilt from the ids when a rerun
 lost it (``core.engine.generation`` does that before its timer starts). The shared model object is
-only read. The memory calculator uses ``core.lessons.kv_memory``.
+only read. The memory calculator answers in the browser (``ui.components.calculators``: a port of
+``core.lessons.kv_memory``).
 """
 
 from __future__ import annotations
@@ -28,38 +29,22 @@ from core.engine.generation import (
     prefill,
     start_generation,
 )
-from core.lessons.kv_memory import (
-    DEFAULT_PRESET,
-    DTYPE_BITS,
-    MODEL_PRESETS,
-    KVCacheMemory,
-    ModelPreset,
-    compare_head_sharing,
-    default_contexts,
-    format_bytes,
-    gqa_choices,
-    head_sharing_kind,
-    kv_cache_memory,
-    total_bytes_by_context,
-)
+from core.lessons.kv_memory import MODEL_PRESETS
 from ui import state as durable
-from ui.components import sampling_lab
-from ui.charts.common import wrap_title
+from ui.components import calculators, sampling_lab
 from ui.charts.output import (
+    AFTER_COLOR,
     CACHED_COLOR,
     RECOMPUTE_COLOR,
     cache_length_chart,
-    cached,
     causal_mask_chart,
-    kv_growth_chart,
-    kv_variants_chart,
     show,
     timeline_chart,
     token_labels,
     top5_chart,
     two_series_line_chart,
 )
-from ui.i18n import t, translate
+from ui.i18n import t
 from ui.page import Page
 from ui.resources import get_model, memo
 from ui.text import escape_markdown
@@ -69,6 +54,8 @@ MASK_MAX_POSITIONS = 48  # the causal-mask chart shows at most the last 48 posit
 LIVE_MODEL_PRESET = "__live__"  # the calculator's entry for the model running in this app
 # Presets whose names are descriptions get a translated name; real model names stay.
 TRANSLATED_PRESETS = ("llama4_scout_like", "deepseek_style")
+# The memory calculator's highest values (ui.state declares the same ranges; tests/app/test_generation.py checks).
+MEMORY_LIMITS = {"layers": 1000, "heads": 1024, "kv_heads": 1024, "head_dim": 4096, "tokens": 10_000_000, "batch": 4096}
 
 GEN_KEYS = ("gen_signature", "gen_state", "gen_steps", "gen_notice")
 
@@ -114,23 +101,6 @@ def reset_generation(signature: tuple, reason: str | None, fresh_state: dict[str
     st.session_state["gen_notice"] = reason
     if fresh_state is not None:
         st.session_state["gen_state"] = fresh_state
-
-
-def chosen_preset(live: ModelPreset) -> ModelPreset:
-    """The calculator's chosen preset (``live``: this app's model); its values are the inputs'
-    defaults, so a link carries only the numbers a student changed."""
-    choice = durable.get("generation_kv_preset")  # checked: a crafted name falls back with a note
-    return live if choice == LIVE_MODEL_PRESET else MODEL_PRESETS.get(choice, MODEL_PRESETS[DEFAULT_PRESET])
-
-
-def on_preset_change(live: ModelPreset) -> None:
-    """Fill the calculator's inputs from the chosen preset (``live``: this app's model)."""
-    values = chosen_preset(live)
-    durable.put("generation_kv_layers", values.n_layer)
-    durable.put("generation_kv_heads", values.n_head)
-    durable.put("generation_kv_kv_heads", values.n_kv_head)
-    durable.put("generation_kv_head_dim", values.d_head)
-    durable.put("generation_kv_tokens", values.n_tokens)
 
 
 def alternatives(tokenizer: Any, steps: list[dict[str, Any]]) -> list[str]:
@@ -464,125 +434,19 @@ def _mask_chart(tokenizer: Any, steps: list[dict[str, Any]], gen_state: Generati
 # --- the KV-cache memory calculator ---------------------------------------------------------------
 
 
-@st.fragment
 def memory_section(page: Page) -> None:
-    """The KV-cache memory calculator (independent of the generation above)."""
+    """The KV-cache memory calculator (independent of the generation above), answered in the browser."""
     st.header(t("generation.head.memory"))
     st.markdown(t("generation.memory.explain"))
+    calculators.kv_memory(key="generation_kv_calculator", presets=memory_presets(page),
+                          colours=(RECOMPUTE_COLOR, AFTER_COLOR, CACHED_COLOR), limits=MEMORY_LIMITS)
+
+
+def memory_presets(page: Page) -> list[calculators.KvChoice]:
+    """The calculator's presets (the known models, then this app's own), named in the page's language (descriptions translated, real model names as they are)."""
     cfg = page.config
-    live_preset = ModelPreset(
-        LIVE_MODEL_PRESET, t("generation.memory.live_model"), cfg.n_layer, cfg.n_head, cfg.n_kv_head, cfg.d_head, cfg.n_ctx,
-    )
-    _preset_select(live_preset, page.lang)
-    inputs = _memory_inputs(chosen_preset(live_preset))
-    n_layer_in, n_head_in, n_kv_in, d_head_in, tokens_in, batch_in, dtype_in = inputs
-    try:
-        memory = kv_cache_memory(int(n_layer_in), int(n_kv_in), int(d_head_in), int(tokens_in), int(batch_in), dtype_in)
-    except ValueError:  # the inputs bound every number; a crafted value gets the page's own words
-        st.error(t("generation.memory.invalid"))
-        st.stop()
-    _memory_totals(memory)
-    try:
-        layout = head_sharing_kind(int(n_head_in), int(n_kv_in))
-    except ValueError:
-        layout = None
-        st.warning(t("generation.memory.uneven", q=int(n_head_in), kv=int(n_kv_in)))
-    if layout is not None:
-        _head_sharing(layout, inputs)
-
-
-def _preset_select(live_preset: ModelPreset, lang: str) -> None:
-    """The calculator's preset (known models and this app's own), which fills the inputs."""
-    preset_keys = [*MODEL_PRESETS, LIVE_MODEL_PRESET]
-    if durable.durable_key("generation_kv_layers") not in st.session_state:
-        on_preset_change(live_preset)
-    st.selectbox(t("generation.memory.preset"), preset_keys,
-                 **durable.bind("generation_kv_preset", options=preset_keys, then=on_preset_change, args=(live_preset,)),
-                 format_func=lambda k, lang=lang: live_preset.name if k == LIVE_MODEL_PRESET else (
-                     translate(f"generation.memory.preset.{k}", lang) if k in TRANSLATED_PRESETS else MODEL_PRESETS[k].name))
-
-
-def _memory_inputs(preset: ModelPreset) -> tuple[int, int, int, int, int, int, str]:
-    """(layers, query heads, K/V heads, head dim, tokens, batch, dtype) as the student set them
-    (``preset``'s values are the defaults)."""
-    i1, i2, i3, i4 = st.columns(4)
-    n_layer_in = i1.number_input(t("generation.memory.layers"), min_value=1, max_value=1000, step=1,
-                                 **durable.bind("generation_kv_layers", default=preset.n_layer))
-    n_head_in = i2.number_input(t("generation.memory.q_heads"), min_value=1, max_value=1024, step=1,
-                                **durable.bind("generation_kv_heads", default=preset.n_head))
-    n_kv_in = i3.number_input(t("generation.memory.kv_heads"), min_value=1, max_value=1024, step=1,
-                              **durable.bind("generation_kv_kv_heads", default=preset.n_kv_head))
-    d_head_in = i4.number_input(t("generation.memory.head_dim"), min_value=1, max_value=4096, step=1,
-                                **durable.bind("generation_kv_head_dim", default=preset.d_head))
-    j1, j2, j3, _ = st.columns(4)
-    tokens_in = j1.number_input(t("generation.memory.tokens"), min_value=1, max_value=10_000_000, step=1000,
-                                **durable.bind("generation_kv_tokens", default=preset.n_tokens))
-    batch_in = j2.number_input(t("generation.memory.batch"), min_value=1, max_value=4096, step=1, **durable.bind("generation_kv_batch"))
-    # Options are the dtype codes ("fp16"); labels are translated now, in this run's language, because
-    # Streamlit (and AppTest) may call format_func after the run, where the session's language is unknown.
-    dtype_labels = {d: t("generation.memory.dtype_option", dtype=d, bytes=f"{DTYPE_BITS[d] / 8:g}") for d in DTYPE_BITS}
-    dtype_in = j3.selectbox(t("generation.memory.dtype"), list(DTYPE_BITS), **durable.bind("generation_kv_dtype"),
-                            format_func=lambda d: dtype_labels.get(d, str(d)))
-    return n_layer_in, n_head_in, n_kv_in, d_head_in, tokens_in, batch_in, dtype_in
-
-
-def _memory_totals(memory: KVCacheMemory) -> None:
-    mm = st.columns(3)
-    mm[0].metric(t("generation.memory.per_layer"), format_bytes(memory.bytes_per_layer),
-                 help=t("generation.memory.exact", n=f"{memory.bytes_per_layer:,}"))
-    mm[1].metric(t("generation.memory.total", n=memory.n_layer), format_bytes(memory.total_bytes),
-                 help=t("generation.memory.exact", n=f"{memory.total_bytes:,}"))
-    mm[2].metric(t("generation.memory.per_token"), format_bytes(memory.bytes_per_token),
-                 help=t("generation.memory.per_token.help"))
-    st.markdown(t(
-        "generation.memory.formula", batch=memory.batch, tokens=f"{memory.n_tokens:,}", kv=memory.n_kv_head,
-        d=memory.d_head, bytes=f"{DTYPE_BITS[memory.dtype] / 8:g}", per_layer=format_bytes(memory.bytes_per_layer),
-        layers=memory.n_layer, total=format_bytes(memory.total_bytes),
-        gib=f"{memory.total_bytes / 2**30:.2f}",
-    ))
-
-
-def _head_sharing(layout: str, inputs: tuple[int, int, int, int, int, int, str]) -> None:
-    """MHA, GQA and MQA side by side for these inputs: total memory, growth with context, a table."""
-    n_layer_in, n_head_in, n_kv_in, d_head_in, tokens_in, batch_in, dtype_in = inputs
-    st.caption(t("generation.memory.layout", kind=layout, q=int(n_head_in), kv=int(n_kv_in),
-                 share=int(n_head_in) // int(n_kv_in)))
-    choices = gqa_choices(int(n_head_in))
-    if layout == "GQA":
-        gqa = int(n_kv_in)
-    else:  # pick a typical group: about a quarter of the query heads keep their own K/V
-        gqa = max([c for c in choices if c <= int(n_head_in) // 4], default=choices[0] if choices else None)
-    variants = compare_head_sharing(int(n_layer_in), int(n_head_in), gqa, int(d_head_in), int(tokens_in),
-                                    int(batch_in), dtype_in)
-    kinds = [f"{v.kind} ({t('generation.memory.kv_count', n=v.n_kv_head)})" for v in variants]
-    left, right = st.columns(2)
-    with left:
-        show(
-            cached(
-                kv_variants_chart,
-                kinds, [v.memory.total_bytes for v in variants], [format_bytes(v.memory.total_bytes) for v in variants],
-                [t("generation.memory.variant_detail", share=v.queries_per_kv_head, saving=f"{v.saving_vs_mha:g}")
-                 for v in variants],
-                title=wrap_title(t("generation.chart.variants.title", tokens=f"{int(tokens_in):,}")),
-                x_title=t("generation.axis.gb"), y_title=t("generation.axis.layout"),
-                detail_title=t("generation.axis.detail"),
-            ),
-        )
-    with right:
-        contexts = default_contexts(int(tokens_in))
-        growth = {k: total_bytes_by_context(int(n_layer_in), v.n_kv_head, int(d_head_in), contexts, int(batch_in), dtype_in)
-                  for k, v in zip(kinds, variants)}
-        show(
-            cached(kv_growth_chart, contexts, growth, {k: [format_bytes(b) for b in vals] for k, vals in growth.items()},
-                   title=t("generation.chart.growth.title"), x_title=t("generation.axis.context"),
-                   y_title=t("generation.axis.gb"), series_title=t("generation.axis.layout")),
-        )
-        st.caption(t("generation.chart.growth.caption"))
-    st.dataframe(pd.DataFrame({
-        t("generation.memory.col.layout"): [v.kind for v in variants],
-        t("generation.memory.col.kv_heads"): [v.n_kv_head for v in variants],
-        t("generation.memory.col.share"): [v.queries_per_kv_head for v in variants],
-        t("generation.memory.col.per_layer"): [format_bytes(v.memory.bytes_per_layer) for v in variants],
-        t("generation.memory.col.total"): [format_bytes(v.memory.total_bytes) for v in variants],
-        t("generation.memory.col.saving"): [f"{v.saving_vs_mha:g}×" for v in variants],
-    }), hide_index=True, width="stretch", key="generation_variants_table")
+    known = [calculators.KvChoice(key, t(f"generation.memory.preset.{key}") if key in TRANSLATED_PRESETS else p.name,
+                                  p.n_layer, p.n_head, p.n_kv_head, p.d_head, p.n_tokens) for key, p in MODEL_PRESETS.items()]
+    live = calculators.KvChoice(LIVE_MODEL_PRESET, t("generation.memory.live_model"), cfg.n_layer, cfg.n_head,
+                                cfg.n_kv_head, cfg.d_head, cfg.n_ctx)
+    return [*known, live]

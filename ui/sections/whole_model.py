@@ -1,7 +1,8 @@
 """The whole model's sections: a parameter calculator tied to a config, the layer stack read through the
 logit lens, and where the parameters sit (the FFN's ~2/3).
 
-Counting is ``core.lessons.param_count``; the lens grid is ``core.lessons.logit_lens.logit_lens_grid``.
+Counting is ``core.lessons.param_count`` (the calculator runs its port in the browser:
+``ui.components.calculators``); the lens grid is ``core.lessons.logit_lens.logit_lens_grid``.
 """
 
 from __future__ import annotations
@@ -17,8 +18,6 @@ from core.lessons.param_count import (
     HAND_COUNT_WAN,
     PRESETS,
     TEXTBOOK_TABLE,
-    ArchSpec,
-    ParamCount,
     count_parameters,
     hand_count_gpt2_small,
     reported_in_english,
@@ -28,18 +27,18 @@ from ui.charts.common import vega
 from ui.text import markdown_table
 from ui.charts.output import token_labels
 from ui import state
+from ui.components import calculators
 from ui.i18n import t, translate
 from ui.page import Page
 from ui.resources import get_model, memo, run_prompt
 from ui.tokens import display_token
 
 OURS = state.WM_OURS
-FIELDS = ("vocab", "d_model", "n_layer", "n_ctx", "n_head", "n_kv_head", "d_ff", "positional", "norm", "ffn",
-          "tied", "bias", "n_experts", "n_active")  # the calculator's inputs, durable as "wm_<field>"
-MAX_DIM = 1_000_000
-MAX_LAYERS = 1000
-MAX_VOCAB = 10_000_000
-MAX_EXPERTS = 4096
+# The calculator's whole-number inputs and their highest values (ui.state declares the same ranges;
+# tests/app/test_whole_model.py checks they agree), and its kinds.
+LIMITS = {"vocab": 10_000_000, "d_model": 1_000_000, "n_layer": 1000, "n_ctx": 1_000_000, "n_head": 4096,
+          "n_kv_head": 4096, "d_ff": 4_000_000, "n_experts": 4096, "n_active": 4096}
+KINDS = {"positional": ("learned", "sinusoidal", "rope"), "norm": ("layernorm", "rmsnorm"), "ffn": ("gelu", "swiglu")}
 
 
 @memo(maxsize=64)
@@ -48,7 +47,6 @@ def lens_grid(model_name: str, text: str) -> logit_lens.LensGrid:
     return logit_lens.logit_lens_grid(run.trace, get_model(model_name).model.final_norm_and_unembed)
 
 
-PRESET_OPTIONS = [OURS] + list(PRESETS)
 PART_COLORS = dict(zip(COMPONENTS, charts.SERIES_COLORS))  # one colour per component on every chart
 
 
@@ -67,11 +65,29 @@ def reported(text: str, lang: str) -> str:
 
 
 def calc_section(page: Page) -> None:
-    """The calculator (a fragment: its inputs rerun only it), with where the parameters sit."""
+    """The calculator (in the browser: its inputs send nothing), the hand count, where the parameters sit."""
     st.header(t("whole_model.calc.header"), anchor="wm-calc")
     st.markdown(t("whole_model.calc.explain"))
-    loaded = page.loaded
-    calculator(page, spec_from_config(page.config), sum(p.numel() for p in loaded.model.parameters()))
+    presets = preset_choices(page)
+    ours_numel = sum(p.numel() for p in page.loaded.model.parameters())
+    counter = dict(presets=presets, ours_numel=ours_numel, kinds=kind_names(page.lang), colours=PART_COLORS, limits=LIMITS)
+    calculators.param_counter(key="wm_calculator", **counter)
+    hand_count(page.lang)
+    st.header(t("whole_model.share.header"), anchor="wm-share")  # one layer of the same config, below
+    calculators.param_counter(key="wm_layer_share", view="share", **counter)
+
+
+def preset_choices(page: Page) -> list[calculators.ArchChoice]:
+    """This app's model first, then the published architectures, named in the page's language."""
+    ours = calculators.ArchChoice(OURS, t("whole_model.calc.ours", name=page.model_name), None, None,
+                                  spec_from_config(page.config))
+    return [ours] + [calculators.ArchChoice(key, t(f"whole_model.preset.{key}"), p.source, p.published, p.spec)
+                     for key, p in PRESETS.items()]
+
+
+def kind_names(lang: str) -> dict[str, dict[str, str]]:
+    """The positional / norm / FFN kinds' names in the page's language (the Overview's)."""
+    return {field: {k: kind_name(k, lang) for k in kinds} for field, kinds in KINDS.items()}
 
 
 def hand_count(lang: str) -> None:
@@ -102,120 +118,6 @@ def hand_count(lang: str) -> None:
         [t("whole_model.col.part"), t("whole_model.col.formula"), t("whole_model.hand.col.hand"),
          t("whole_model.hand.col.exact")], hand_rows))
     st.markdown(t("whole_model.hand.explain", diff=f"{hand_count_gpt2_small() - exact.total:+,.0f}"))
-
-
-@st.fragment
-def calculator(page: Page, ours_spec: ArchSpec, ours_numel: int) -> None:
-    """A preset (or this app's model), its inputs, the exact count and its parts."""
-    preset, base = _preset(page, ours_spec)
-    spec = _spec_inputs(base, page.lang)
-    if spec is None:
-        return
-    count = count_parameters(spec)
-    _count_summary(preset, spec, count, ours_spec, ours_numel)
-    hand_count(page.lang)
-    _share_section(count)
-
-
-def _preset(page: Page, ours_spec: ArchSpec) -> tuple[str, ArchSpec]:
-    """The chosen preset and its spec; a new preset (or model) starts its inputs from its own values."""
-    preset_names = {p: t("whole_model.calc.ours", name=page.model_name) if p == OURS else t(f"whole_model.preset.{p}")
-                    for p in PRESET_OPTIONS}  # translated in this run, looked up by the widget
-    preset = st.selectbox(t("whole_model.calc.preset"), PRESET_OPTIONS, **state.bind("wm_preset"),
-                          format_func=preset_names.__getitem__)
-    base = ours_spec if preset == OURS else PRESETS[preset].spec
-    if preset != OURS:
-        st.caption(t("whole_model.calc.source", source=PRESETS[preset].source))
-    # A new preset (or model, for "ours") starts its inputs from its own values; a page change or a
-    # link keeps them (the first run of a session has nothing to compare with).
-    seen = st.session_state.get("wm_fields_for")
-    if seen is not None and seen != (preset, page.model_name):
-        for field in FIELDS:
-            st.session_state.pop(state.durable_key(f"wm_{field}"), None)
-    st.session_state["wm_fields_for"] = (preset, page.model_name)
-    return preset, base
-
-
-def _spec_inputs(base: ArchSpec, lang: str) -> ArchSpec | None:
-    """Every field of the architecture, editable; None (after a warning) when they do not fit."""
-    def bound(field: str, high: int | None = None) -> dict:
-        """The durable value of one input (``wm_<field>``), starting from the preset's own value."""
-        return state.bind(f"wm_{field}", default=getattr(base, field), low=None if high is None else 1, high=high)
-
-    def whole(col, field: str, high: int) -> int:
-        return col.number_input(t(f"whole_model.field.{field}"), 1, high, **bound(field, high))
-
-    def kind(col, field: str, options: tuple[str, ...]) -> str:
-        return col.selectbox(t(f"whole_model.field.{field}"), options, **bound(field),
-                             format_func=lambda v, lang=lang: kind_name(v, lang))  # bound to the language now
-
-    with st.expander(t("whole_model.calc.edit"), expanded=False):
-        c = st.columns(4)
-        vocab, d_model = whole(c[0], "vocab", MAX_VOCAB), whole(c[1], "d_model", MAX_DIM)
-        n_layer, n_ctx = whole(c[2], "n_layer", MAX_LAYERS), whole(c[3], "n_ctx", MAX_DIM)
-        c = st.columns(4)
-        n_head, n_kv = whole(c[0], "n_head", 4096), whole(c[1], "n_kv_head", 4096)
-        d_ff = whole(c[2], "d_ff", 4 * MAX_DIM)
-        positional = kind(c[3], "positional", ("learned", "sinusoidal", "rope"))
-        c = st.columns(4)
-        norm, ffn = kind(c[0], "norm", ("layernorm", "rmsnorm")), kind(c[1], "ffn", ("gelu", "swiglu"))
-        tied = c[2].checkbox(t("whole_model.field.tied"), **bound("tied"))
-        bias = c[3].checkbox(t("whole_model.field.bias"), **bound("bias"))
-        c = st.columns(4)
-        n_experts, n_active = whole(c[0], "n_experts", MAX_EXPERTS), whole(c[1], "n_active", MAX_EXPERTS)
-    try:
-        spec = ArchSpec(vocab=int(vocab), d_model=int(d_model), n_layer=int(n_layer), n_head=int(n_head),
-                        n_kv_head=int(n_kv), d_ff=int(d_ff), n_ctx=int(n_ctx), positional=positional, norm=norm,
-                        ffn=ffn, tied=bool(tied), bias=bool(bias), n_experts=int(n_experts), n_active=int(n_active))
-    except ValueError as problem:
-        st.warning(t("whole_model.calc.invalid", detail=str(problem)))
-        return None
-    return spec
-
-
-def _count_summary(preset: str, spec: ArchSpec, count: ParamCount, ours_spec: ArchSpec, ours_numel: int) -> None:
-    """Total and active counts, a check against the model itself or the published number, the parts."""
-    c = st.columns(3)
-    c[0].metric(t("whole_model.calc.total"), f"{count.total:,}")
-    c[1].metric(t("whole_model.calc.active"), f"{count.active:,}")
-    ffn_share = count.components["ffn"] / count.total
-    c[2].metric(t("whole_model.calc.ffn_share"), f"{100 * ffn_share:.1f} %")
-    if preset == OURS and spec == ours_spec:
-        st.success(t("whole_model.calc.matches", numel=f"{ours_numel:,}", ok="✓" if count.total == ours_numel else "✗"))
-    elif preset != OURS and spec == PRESETS[preset].spec and PRESETS[preset].published is not None:
-        st.success(t("whole_model.calc.published", n=f"{PRESETS[preset].published:,}",
-                     ok="✓" if count.total == PRESETS[preset].published else "✗"))
-    parts = [p for p in COMPONENTS if count.components[p] > 0]
-    part_names = tuple(t(f"whole_model.part.{p}") for p in parts)
-    header = [t("whole_model.col.part"), t("whole_model.col.formula"), t("whole_model.col.count"),
-              t("whole_model.col.share")]
-    rows = [[t(f"whole_model.part.{p}"), t(f"whole_model.formula.{p}"), f"{count.components[p]:,}",
-             f"{100 * count.components[p] / count.total:.2f}\u00a0%"] for p in parts]  # "%" stays on its line
-    st.container(key="wm_count_table").markdown(markdown_table(header, rows))
-    vega(charts.stacked_share(part_names, tuple(count.components[p] for p in parts),
-                              colors=tuple(PART_COLORS[p] for p in parts),
-                              title=t("whole_model.calc.chart_title", total=f"{count.total:,}"),
-                              x_title=t("whole_model.axis.params"), color_title=t("whole_model.axis.part"),
-                              bar_label=t("whole_model.axis.model")), width="stretch")
-
-
-def _share_section(count: ParamCount) -> None:
-    """Where the FFN takes ~2/3 (for the chosen preset): one layer's parts."""
-    ffn_share = count.components["ffn"] / count.total
-    st.header(t("whole_model.share.header"), anchor="wm-share")
-    per_layer = count.per_layer
-    in_layer = per_layer["attention"] + per_layer["ffn"] + per_layer["router"] + per_layer["norms"]
-    st.markdown(t("whole_model.share.explain", attn=f"{per_layer['attention']:,}", ffn=f"{per_layer['ffn']:,}",
-                  norms=f"{per_layer['norms']:,}", layer=f"{in_layer:,}",
-                  ffn_layer=f"{100 * per_layer['ffn'] / in_layer:.1f}",
-                  attn_layer=f"{100 * per_layer['attention'] / in_layer:.1f}",
-                  ffn_all=f"{100 * ffn_share:.1f}"))
-    layer_parts = [p for p in ("attention", "ffn", "router", "norms") if per_layer[p] > 0]
-    vega(charts.stacked_share(tuple(t(f"whole_model.part.{p}") for p in layer_parts),
-                              tuple(per_layer[p] for p in layer_parts), colors=tuple(PART_COLORS[p] for p in layer_parts),
-                              title=t("whole_model.share.chart_title", total=f"{in_layer:,}"),
-                              x_title=t("whole_model.axis.params"), color_title=t("whole_model.axis.part"),
-                              bar_label=t("whole_model.axis.one_layer")), width="stretch")
 
 
 

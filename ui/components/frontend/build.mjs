@@ -3,7 +3,9 @@
 // space (src/space3d.ts -> build/space3d.js, src/space3d.css -> build/space3d.css), the
 // sampling knobs of the Logits and Generation pages (src/sampling_lab.ts -> build/sampling_lab.js),
 // the lesson knobs of the Positional-encoding and Self-attention pages (src/positional_view.ts,
-// src/attention_view.ts, both with src/lessons.css and the shared modules in src/lessons/) and the
+// src/attention_view.ts, both with src/lessons.css and the shared modules in src/lessons/), the
+// calculators (src/calculators_view.ts with src/calculators/; its math alone also as
+// build/calculators_math.js for the Node test) and the
 // rest of ENTRIES below (one shared package; each bundles knob_state.ts, the browser knobs' shared
 // state); then
 // build/SOURCE_HASH: the sha256 of the sources (see sourceHash below;
@@ -52,6 +54,7 @@ const ENTRIES = [
   { name: "mha_heads", entry: "mha_heads.ts", css: "mha_heads.css", what: "the head picker and enlarged head" },
   { name: "positional", entry: "positional_view.ts", css: "lessons.css", what: "the positional-encoding knobs" },
   { name: "attention", entry: "attention_view.ts", css: "lessons.css", what: "the self-attention knobs" },
+  { name: "calculators", entry: "calculators_view.ts", css: "calculators.css", what: "the parameter and KV-cache calculators" },
 ];
 for (const { name, entry, css, what } of ENTRIES) {
   await build({
@@ -77,6 +80,17 @@ await build({
   target: "es2020",
   legalComments: "none",
   banner: { js: "// Token Journey: the BPE replay (src/bpe_replay.ts) for the unit tests, built by build.mjs (do not edit).\n" },
+  logLevel: "warning",
+});
+// The calculators' math alone, for tests/unit/test_calculators_math.py: node runs it against core.lessons.
+await build({
+  entryPoints: [join(here, "src", "calculators_math.ts")],
+  outfile: join(out, "calculators_math.js"),
+  bundle: true,
+  format: "esm",
+  target: "es2020",
+  legalComments: "none",
+  banner: { js: "// Token Journey: the calculators' math (src/calculators_math.ts) for the unit tests, built by build.mjs (do not edit).\n" },
   logLevel: "warning",
 });
 writeFileSync(join(out, "SOURCE_HASH"), sourceHash() + "\n");
