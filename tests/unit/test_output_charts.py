@@ -86,8 +86,10 @@ def _rows(spec: dict, *columns: str) -> list[tuple]:
 
 def test_top_tokens_bars_with_the_rest_of_the_vocabulary() -> None:
     spec = _case("top_tokens_chart")
-    bars, values = spec["layer"]
+    bars, symbols, values = spec["layer"]  # "top" and "the rest" also differ by the bar's end symbol
     enc = bars["encoding"]
+    assert symbols["encoding"]["shape"]["scale"]["domain"] == ["top 3", "tail"] and symbols["encoding"]["y"] == enc["y"]
+    assert values["mark"]["dx"] > symbols["mark"]["size"] ** 0.5 / 2  # the value starts past the symbol
     assert enc["y"]["sort"] == ["a", "b·x", "c", "rest 9"] and enc["y"]["title"] == "tok"
     assert enc["x"]["title"] == "p" and enc["x"]["scale"] == {"domain": [0, 0.5 * 1.15]}
     assert enc["color"]["scale"] == {"domain": ["top 3", "tail"], "range": [charts.AFTER_COLOR, charts.TAIL_COLOR]}
@@ -105,8 +107,10 @@ def test_top_tokens_bars_with_the_rest_of_the_vocabulary() -> None:
 
 def test_the_knobs_chart_shows_each_token_before_and_after() -> None:
     spec = _case("before_after_chart")
-    bars, values, notes = spec["layer"]
+    bars, symbols, values, notes = spec["layer"]  # before and after also differ by the bar's end symbol
     enc = bars["encoding"]
+    assert symbols["encoding"]["shape"]["scale"]["domain"] == ["orig", "after"]
+    assert symbols["encoding"]["yOffset"] == enc["yOffset"] and symbols["encoding"]["x"] == enc["x"]
     assert enc["y"]["sort"] == ["a", "b", "c"] and enc["yOffset"]["sort"] == ["orig", "after"]
     assert enc["color"]["scale"] == {"domain": ["orig", "after"], "range": [charts.ORIGINAL_COLOR, charts.AFTER_COLOR]}
     assert enc["x"]["scale"] == {"domain": [0, 1]} and (enc["x"]["title"], enc["y"]["title"]) == ("p", "tok")
@@ -244,7 +248,7 @@ def test_user_text_stays_data_and_the_cached_layouts_are_not_changed() -> None:
     again = charts.before_after_chart([label, "b"], [0.2, 0.8], [0.0, 1.0], ["cut", "kept"], title="T2", **titles)
     assert again["layer"] is spec["layer"] and again["title"] == "T2" and spec["title"] == "T"
     style_vega(again, presenter=True)  # theming copies: the shared layout stays as built
-    assert again["layer"][1]["mark"]["fontSize"] == 10
+    assert again["layer"][2]["mark"]["fontSize"] == 10
 
 
 def test_a_probability_json_cannot_carry_becomes_null() -> None:

@@ -82,14 +82,24 @@ def cached(builder: Any, *args: Any, **kwargs: Any) -> ChartSpec:
 # --- logits and sampling ----------------------------------------------------------------------
 
 
+SYMBOL_ROOM = 7  # px: a value written after a bar's end symbol starts past it
+
+
 def _bars_with_values(y: dict[str, Any], x: dict[str, Any], color: dict[str, Any], tooltip: list[dict[str, Any]],
                       value_field: str, text_dx: int = 3) -> list[dict[str, Any]]:
-    """A bar layer and a layer writing each bar's value beside it (left-aligned, grey)."""
-    return [
-        {"mark": {"type": "bar"}, "encoding": {"color": color, "tooltip": tooltip, "x": x, "y": y}},
-        {"mark": {"type": "text", "align": "left", "color": LABEL_TEXT, "dx": text_dx},
-         "encoding": {"text": _field("shown", "nominal"), "x": _field(value_field, "quantitative"), "y": y}},
-    ]
+    """A bar layer and a layer writing each bar's value beside it (left-aligned, grey).
+
+    When the colour tells a category that the bars' axis does not (e.g. "top 10" vs "the
+    rest"), each bar also ends in that category's symbol (never colour alone), and the value
+    moves right of it."""
+    bars = {"mark": {"type": "bar"}, "encoding": {"color": color, "tooltip": tooltip, "x": x, "y": y}}
+    layers = [bars]
+    if color.get("field") != y.get("field"):
+        layers.append(vl.bar_symbols(bars["encoding"], color["field"], color["scale"]["domain"]))
+        text_dx += SYMBOL_ROOM
+    layers.append({"mark": {"type": "text", "align": "left", "color": LABEL_TEXT, "dx": text_dx},
+                   "encoding": {"text": _field("shown", "nominal"), "x": _field(value_field, "quantitative"), "y": y}})
+    return layers
 
 
 def top_tokens_chart(
@@ -177,16 +187,17 @@ def _before_after_layout(labels: tuple[str, ...], x_title: str, y_title: str, se
         "tooltip": [_tip("token", y_title), _tip("series", series_title), _tip("shown", x_title),
                     _tip("status", status_title)],
         "x": _field("prob", "quantitative", scale={"domain": [0, 1]}, title=x_title), "y": y, "yOffset": offset}}
+    symbols = {"data": dict(_TABLE_REF), **vl.bar_symbols(bars["encoding"], "series", series_order)}
     values = {"data": dict(_TABLE_REF),
-              "mark": {"type": "text", "align": "left", "color": LABEL_TEXT, "dx": 3, "fontSize": 10},
+              "mark": {"type": "text", "align": "left", "color": LABEL_TEXT, "dx": 3 + SYMBOL_ROOM, "fontSize": 10},
               "encoding": {"text": _field("shown", "nominal"), "x": at_prob, "y": y, "yOffset": offset},
               "transform": [{"filter": "datum.prob > 0"}]}
     notes = {"data": dict(_TABLE_REF),
-             "mark": {"type": "text", "align": "left", "color": RECOMPUTE_COLOR, "dx": 4, "fontSize": 11},
+             "mark": {"type": "text", "align": "left", "color": RECOMPUTE_COLOR, "dx": 4 + SYMBOL_ROOM, "fontSize": 11},
              "encoding": {"text": _field("note", "nominal"), "x": at_prob, "y": y, "yOffset": offset}}
     # 22 px a bar: the two values written beside a token's bars ran into each other at the
     # presenter's 16 px text (17 px a bar before).
-    spec = _spec({"layer": [bars, values, notes]}, [], title="", height=44 * n, top_data=False)
+    spec = _spec({"layer": [bars, symbols, values, notes]}, [], title="", height=44 * n, top_data=False)
     del spec["datasets"]
     return spec
 
