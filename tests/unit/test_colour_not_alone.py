@@ -64,8 +64,8 @@ def test_bar_symbols_follow_the_bars_and_share_their_legend() -> None:
     assert layer["mark"]["type"] == "point" and layer["mark"]["filled"] and layer["mark"]["stroke"]
     assert enc["x"] == X and enc["y"] == Y and enc["color"] == bars["color"] and "opacity" not in enc
     assert enc["shape"]["scale"] == {"domain": ["a", "b"], "range": list(SHAPES[:2])}
-    # the same domain, title and legend settings as the colour: Vega-Lite draws one legend
-    assert enc["shape"]["legend"] == legend and enc["shape"]["title"] == "s"
+    # the same domain, title and orient as the colour: Vega-Lite draws one legend (thin symbol outlines)
+    assert enc["shape"]["legend"] == {**legend, "symbolStrokeWidth": 1} and enc["shape"]["title"] == "s"
     hidden = vl.bar_symbols({**bars, "color": {**bars["color"], "legend": None}}, "series", ["a", "b"])
     assert hidden["encoding"]["shape"]["legend"] is None
     assert vl.bar_symbols(bars, "series", ["a"], at={"x": vl.field("middle", "quantitative")})["encoding"]["x"]["field"] == "middle"

@@ -133,8 +133,11 @@ def bar_symbols(bars: Spec, name: str, domain: Sequence[Any], at: Spec | None = 
 
     colour = bars["color"]
     encoding = {key: value for key, value in bars.items() if key not in ("opacity", "strokeDash")}
-    encoding["shape"] = shapes(name, domain, colour.get("title"), colour.get("legend"))
-    if colour.get("legend", {}) is None:
+    legend_spec = colour.get("legend", {})
+    # The legend's symbols: the colour inside a thin outline (Streamlit's 2 px outline hid it).
+    encoding["shape"] = shapes(name, domain, colour.get("title"),
+                               None if legend_spec is None else {**legend_spec, "symbolStrokeWidth": 1})
+    if legend_spec is None:
         encoding["shape"]["legend"] = None
     encoding.update(at or {})
     return {"mark": {"type": "point", "filled": True, "opacity": 1, "size": 70, "stroke": SHAPE_OUTLINE,
