@@ -75,9 +75,18 @@ def colour_alone(spec: dict[str, Any], where: str = "chart") -> list[str]:
     datasets = [_records(data) for data in (spec.get("datasets") or {}).values()]
 
     def written_in(field: Any, text_field: Any) -> bool:
-        """A text field that writes the category in each mark ("broad\n0.62" for "broad")."""
+        """A text field that writes the category in each mark ("broad\n0.62" for "broad"), or a
+        mark of its own for each category (masked "−∞", newest "●", visible none)."""
         rows = [row for rows in datasets for row in rows if field in row and text_field in row]
-        return bool(rows) and all(str(row[field]) in str(row[text_field]) for row in rows)
+        if not rows:
+            return False
+        if all(str(row[field]) in str(row[text_field]) for row in rows):
+            return True
+        marks: dict[str, set[str]] = {}
+        for row in rows:
+            marks.setdefault(str(row[field]), set()).add(str(row[text_field]))
+        distinct = [next(iter(m)) for m in marks.values() if len(m) == 1]
+        return len(distinct) == len(marks) > 1 and len(set(distinct)) == len(distinct)
 
     def walk(node: Any, inherited: dict[str, Any], text_fields: set[Any], facet_fields: set[Any], place: str) -> None:
         if not isinstance(node, dict):

@@ -52,7 +52,13 @@ def test_the_checker_accepts_every_second_channel() -> None:
     words = {"mark": "text", "encoding": {"text": vl.field("cell_text", "nominal"), "x": X}}
     written = [{"label": "broad", "cell_text": "broad\n0.62"}, {"label": "self", "cell_text": "self\n0.90"}]
     assert colour_alone({"layer": [cells, words], "datasets": {"t": written}}) == []
-    assert colour_alone({"layer": [cells, words], "datasets": {"t": [*written, {"label": "prev", "cell_text": "0.5"}]}})
+    unwritten = [{"label": "prev", "cell_text": "0.5"}, {"label": "prev", "cell_text": "0.7"}]  # scores only
+    assert colour_alone({"layer": [cells, words], "datasets": {"t": [*written, *unwritten]}})
+    # or a mark of its own per category; two categories sharing a mark, or a category with two, do not count
+    marked = [{"label": "mask", "cell_text": "−∞"}, {"label": "new", "cell_text": "●"}, {"label": "old", "cell_text": ""}]
+    assert colour_alone({"layer": [cells, words], "datasets": {"t": marked}}) == []
+    assert colour_alone({"layer": [cells, words], "datasets": {"t": [*marked, {"label": "new2", "cell_text": "●"}]}})
+    assert colour_alone({"layer": [cells, words], "datasets": {"t": [*marked, {"label": "new", "cell_text": "x"}]}})
 
 
 def test_bar_symbols_follow_the_bars_and_share_their_legend() -> None:
@@ -71,6 +77,8 @@ def test_bar_symbols_follow_the_bars_and_share_their_legend() -> None:
     assert vl.bar_symbols(bars, "series", ["a"], at={"x": vl.field("middle", "quantitative")})["encoding"]["x"]["field"] == "middle"
 
 
+MASK = dict(title="T", x_title="key", y_title="query", state_title="S", visible_name="vis", masked_name="mask",
+            newest_name="new")
 LOSS = training.LossText("T", "step", "loss", "series", "train", "held-out", "uniform", "now")
 CATEGORICAL_BUILDERS = {
     "block bars with groups": lambda: block.bars(("a", "b", "c"), (0.5, -0.2, 0.1), title="T", value_title="v",
@@ -97,6 +105,8 @@ CATEGORICAL_BUILDERS = {
                                        chosen_title="k", chosen_name="drawn", other_name="other"),
     "two series lines": lambda: output.two_series_line_chart([1, 2], {"a": [1, 2], "b": [2, 4]}, ["#0072B2", "#D55E00"],
                                                              title="T", x_title="x", y_title="y", series_title="s"),
+    "causal mask": lambda: output.causal_mask_chart(["0·a", "1·b", "2·c"], 1, **MASK),
+    "causal mask, small cells": lambda: output.causal_mask_chart([f"{i}·t" for i in range(30)], 30, **MASK),
     "kv variants": lambda: output.kv_variants_chart(["MHA", "GQA"], [2_000, 1_000], ["2 kB", "1 kB"], ["d", "d"],
                                                     title="T", x_title="GB", y_title="kind", detail_title="d"),
     "loss curves": lambda: training.loss_curves([1, 2], [3.0, 2.0], [(2, 2.1)], [0, 2], 2, 7.5, text=LOSS),

@@ -199,9 +199,15 @@ def test_the_causal_mask_marks_what_each_query_may_not_see(which: int) -> None:
                                      "range": [charts.VISIBLE_COLOR, charts.NEW_ROW_COLOR, charts.MASKED_COLOR]}
     assert _tips(enc) == [("query", "query"), ("key", "key"), ("state", "S")]
     assert spec["width"] == spec["height"] == max(220, min(640, 30 * n)) and spec["autosize"]["type"] == "pad"
-    assert len(spec["layer"]) == (2 if n <= 24 else 1)  # the −∞ marks only while they fit
+    # each state's mark in its cells (never colour alone), smaller in small cells, and in the legend
+    cells_text = spec["layer"][1]
+    assert cells_text["encoding"]["text"]["field"] == "mark" and cells_text["mark"]["fontSize"] == (10 if n <= 24 else 8)
+    label = enc["color"]["legend"]["labelExpr"]
+    assert "datum.label + ' ●'" in label and "datum.label + ' −∞'" in label and "'new'" in label and "'mask'" in label
     rows = spec["datasets"]["table"]
-    assert len(rows) == n * n and rows[1]["state"] == "mask" and rows[1]["score"] == "−∞"
+    assert len(rows) == n * n and rows[1]["state"] == "mask" and rows[1]["mark"] == "−∞"
+    assert {row["state"]: row["mark"] for row in rows} == ({"vis": "", "new": "●", "mask": "−∞"} if which == 0
+                                                            else {"new": "●", "mask": "−∞"})
     assert rows[-1]["state"] == "new" and rows[0]["state"] == ("vis" if which == 0 else "new")
 
 
