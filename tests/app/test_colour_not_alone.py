@@ -32,3 +32,16 @@ def test_no_chart_on_the_page_tells_categories_by_colour_alone(page: str | None)
     problems = [problem for element in at.get("vega_lite_chart")
                 for problem in colour_alone(_spec_with_data(element), chart_title(vega_spec(element))[:60])]
     assert not problems, problems
+
+
+def test_the_charts_after_generation_steps_do_not_tell_categories_by_colour_alone() -> None:
+    """Generation draws its step charts (the causal mask, the timeline) only after Next."""
+    from tests.app.test_generation import PAGE, _next
+
+    at = open_page(PAGE, "en", timeout=120)
+    _next(at, 2)
+    titles = [chart_title(vega_spec(element)) for element in at.get("vega_lite_chart")]
+    assert any(title.startswith("Causal mask") for title in titles), titles
+    problems = [problem for element in at.get("vega_lite_chart")
+                for problem in colour_alone(_spec_with_data(element), chart_title(vega_spec(element))[:60])]
+    assert not problems, problems
