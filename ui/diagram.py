@@ -220,15 +220,29 @@ def _svg_open(width: float, height: float, label: str, min_scale: float, has_lin
             f'style="max-width: {width:.0f}px; min-width: {width * min_scale:.0f}px; height: auto; display: block;">')
 
 
+def _box_text(at: _Box, texts: list[str], *, font_size: float, pad: float, line: float) -> str:
+    """A box's rows as one ``<text>``: one ``<tspan>`` per row, centred on its own line.
+
+    The rows are one text so that a screen reader (and axe) reads them as the words they are,
+    "norm 1 LayerNorm", the same as the link's name: separate ``<text>`` elements are read run
+    together ("norm 1LayerNorm"). The space between two rows is a ``<tspan>`` of its own, placed
+    on the upper row's line: its own anchored chunk, so it moves no row off centre.
+    """
+    rows = []
+    for row, text in enumerate(texts):
+        y = at.y + pad / 2 + line * (0.78 + row)
+        if row:
+            rows.append(f'<tspan x="{at.cx:.1f}" y="{y - line:.1f}"> </tspan>')
+        rows.append(f'<tspan x="{at.cx:.1f}" y="{y:.1f}">{svg_escape(text)}</tspan>')
+    return f'<text text-anchor="middle" font-size="{font_size:.0f}" fill="{INK}">{"".join(rows)}</text>'
+
+
 def _box_svg(at: _Box, texts: list[str], *, fill: str, stroke: str, radius: float, font_size: float,
              pad: float, line: float, href: str | None = None, page: str | None = None) -> str:
     """One box and its lines of text, centred; inside a link to ``href`` when given (``page``: the
     page it opens, as ``data-page``)."""
     parts = [f'<rect x="{at.x:.1f}" y="{at.y:.1f}" width="{at.w:.1f}" height="{at.h:.1f}" rx="{radius:.1f}" '
-             f'fill="{fill}" stroke="{stroke}"/>']
-    for row, text in enumerate(texts):
-        parts.append(f'<text x="{at.cx:.1f}" y="{at.y + pad / 2 + line * (0.78 + row):.1f}" text-anchor="middle" '
-                     f'font-size="{font_size:.0f}" fill="{INK}">{svg_escape(text)}</text>')
+             f'fill="{fill}" stroke="{stroke}"/>', _box_text(at, texts, font_size=font_size, pad=pad, line=line)]
     if href:
         page_attr = f' data-page="{svg_escape(page)}"' if page else ""
         # Named by its visible words (a name that differs from them confuses voice control).

@@ -92,19 +92,25 @@ def _pick(field: str) -> str:
 
 # Vega's SVG gives axis, legend and title text a fill attribute; a style rule wins over it.
 # Only these roles are recoloured: text marks on cells keep the colour their builder chose.
-CHART_TEXT_ROLES = ("axis-label", "axis-title", "legend-label", "legend-title")  # titles are dark already
+# The spec carries the same colours for the theme the browser reported on the last run
+# (ui.charts.common.chart_text_colours: a canvas chart has no SVG to restyle); the rule keeps an
+# SVG chart right at once when the student switches theme, before any rerun.
+CHART_TEXT_ROLES = ("axis-label", "axis-title", "legend-label", "legend-title", "title-subtitle")
+CHART_TITLE_ROLES = ("title-text",)  # in the body text colour
 
 
 def page_css() -> str:
     """The style sheet that lifts Streamlit's low-contrast texts (static: no user text in it)."""
-    muted, on_primary = _pick("muted_text"), _pick("on_primary")
+    muted, on_primary, text = _pick("muted_text"), _pick("on_primary"), _pick("text")
     chart_text = ",\n".join(f'[data-testid="stVegaLiteChart"] .role-{role} text' for role in CHART_TEXT_ROLES)
+    chart_titles = ",\n".join(f'[data-testid="stVegaLiteChart"] .role-{role} text' for role in CHART_TITLE_ROLES)
     return f"""
 [data-testid="stCaptionContainer"] {{ opacity: 1; }}
 [data-testid="stCaptionContainer"], [data-testid="stCaptionContainer"] p,
 [data-testid="stSliderTickBarMin"], [data-testid="stSliderTickBarMax"],
 [data-testid="InputInstructions"], [data-testid="stWidgetLabel"] [data-testid="stTooltipIcon"] {{ color: {muted}; }}
 {chart_text} {{ fill: {muted}; }}
+{chart_titles} {{ fill: {text}; }}
 [data-testid^="stBaseButton-primary"], [data-testid^="stBaseButton-primary"] p,
 [data-baseweb="tag"], [data-baseweb="tag"] span {{ color: {on_primary}; }}
 """

@@ -95,11 +95,15 @@ def overview_svg(at: AppTest) -> str:
 
 
 def overview_svg_texts(at: AppTest) -> list[str]:
-    """Every text the Overview diagram shows, as a browser reads it (character references decoded)."""
+    """Every line the Overview diagram shows, as a browser draws it (character references decoded)."""
     import xml.etree.ElementTree as ET
 
+    svg = "{http://www.w3.org/2000/svg}"
     root = ET.fromstring(overview_svg(at))
-    return ["".join(el.itertext()) for el in root.iter("{http://www.w3.org/2000/svg}text")]
+    # A box's rows are the <tspan>s of its one <text> (the spaces between them are for screen readers).
+    return [row for el in root.iter(svg + "text")
+            for row in ([s.text for s in el.findall(svg + "tspan") if s.text.strip()] if el.find(svg + "tspan") is not None
+                        else ["".join(el.itertext())])]
 
 
 def markdown_tables(at: AppTest) -> list[list[dict[str, str]]]:

@@ -50,10 +50,7 @@ PAGES = tuple(page for _, pages in nav.SECTIONS for page in pages)
 
 # Serious or critical rules that belong to other open work (issue #44), by rule id. A page whose
 # only blocking violations are these is an expected failure (xfail) naming them.
-KNOWN: dict[str, str] = {
-    "label-content-name-mismatch": "the Transformer-block diagram's box links: aria-label joins the rows with a "
-                                   "space, axe reads the rows' <text> elements without one (ui/diagram.py)",
-}
+KNOWN: dict[str, str] = {}
 
 
 def url_path(page: nav.PageInfo) -> str:

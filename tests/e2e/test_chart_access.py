@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import re
 
-from playwright.sync_api import Page, expect
+import pytest
+from playwright.sync_api import Browser, Page, expect
 
 from tests.e2e.helpers import assert_no_error, wait_for_app
+from ui.theme import THEMES
 
 SUMMARY = re.compile(r"\. Highest .+: .+ \(.+\)\.$")
 
@@ -48,9 +50,11 @@ def test_overview_diagram_links_and_journey_heads(page: Page, app_url: str) -> N
     expect(diagram).to_be_attached(timeout=60_000)
     links = diagram.locator("a[aria-label]")
     assert links.count() >= 5
+    # Named by exactly what it shows, read as a screen reader reads it: the box's one <text>, its
+    # rows (tspans) joined by the space between them (axe: label-content-name-mismatch).
     named = links.evaluate_all("els => els.map(a => [a.getAttribute('aria-label'),"
-                               " [...a.querySelectorAll('text')].map(t => t.textContent).join(' ')])")
-    assert all(label == words for label, words in named), named  # named by exactly what it shows
+                               " [...a.querySelectorAll('text')].map(t => t.textContent)])")
+    assert all(words == [label] for label, words in named), named
 
     journey = page.locator(".tj[data-ready='1']")
     expect(journey).to_be_visible(timeout=60_000)
@@ -88,3 +92,43 @@ def test_the_3d_map_canvas_is_named_by_its_summary_and_has_a_table(page: Page, a
         # The similarity lab's arrows with their tips, or the map's groups and their sizes.
         assert re.search(r": \d+ arrows from the origin \(| points in \d+ groups \(", label), label
         assert any(label.startswith(text) for text in hidden), (label, hidden)  # the same sentence, then the table
+
+
+_CHART_TEXT = """() => [...document.querySelectorAll('[data-testid="stVegaLiteChart"] svg.marks')].map((svg) => ({
+  axis: [...svg.querySelectorAll('.role-axis-label text')].map((t) => [t.getAttribute('fill'), getComputedStyle(t).fill]),
+  title: [...svg.querySelectorAll('.role-title-text text')].map((t) => [t.getAttribute('fill'), getComputedStyle(t).fill]),
+  legends: [...svg.querySelectorAll('.role-legend-title text')].map((t) => t.textContent),
+}))"""
+
+
+def _rgb(colour: str) -> str:
+    return "rgb({}, {}, {})".format(*(int(colour[i:i + 2], 16) for i in (1, 3, 5)))
+
+
+@pytest.mark.parametrize("scheme", ["dark", "light"])
+def test_chart_text_is_drawn_in_the_themes_colours_and_each_legend_once(browser: Browser, app_url: str,
+                                                                         scheme: str) -> None:
+    """The spec's config carries the theme's text colours (what a canvas chart draws with: the
+    page's CSS cannot reach it), for the theme the browser reported on the first run; the CSS
+    paints an SVG chart's text the same. A category's colour and symbol share one legend."""
+    colours = THEMES[scheme]
+    context = browser.new_context(color_scheme=scheme, viewport={"width": 1440, "height": 900})
+    try:
+        page = context.new_page()
+        page.goto(f"{app_url}/transformer_block")
+        wait_for_app(page)
+        assert_no_error(page)
+        page.wait_for_function("() => document.querySelectorAll('[data-testid=\"stVegaLiteChart\"] svg.marks "
+                               ".role-axis-label text').length > 20", timeout=60_000)
+        charts = page.evaluate(_CHART_TEXT)
+        axis = [pair for chart in charts for pair in chart["axis"]]
+        titles = [pair for chart in charts for pair in chart["title"]]
+        assert axis and titles
+        assert {attr for attr, _ in axis} == {colours.muted_text}, {attr for attr, _ in axis}  # from the spec
+        assert {css for _, css in axis} == {_rgb(colours.muted_text)}  # and the page's CSS
+        assert {attr for attr, _ in titles} == {colours.text} and {css for _, css in titles} == {_rgb(colours.text)}
+        for chart in charts:
+            assert len(chart["legends"]) == len(set(chart["legends"])), chart["legends"]  # colour + symbol: one legend
+        assert any(chart["legends"] for chart in charts)
+    finally:
+        context.close()

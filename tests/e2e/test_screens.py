@@ -206,7 +206,7 @@ def _diagram_text_px(page: Page) -> tuple[float, bool]:
         const svg = document.querySelector('.st-key-overview_diagram svg, [class*="st-key-tb_diagrams"] svg');
         if (!svg) return [0, false];
         let smallest = 1e9;
-        for (const t of svg.querySelectorAll('text')) {
+        for (const t of svg.querySelectorAll('text:not(:has(tspan)), tspan')) {  // a box's rows are tspans
             const r = t.getBoundingClientRect();
             if (r.height > 0) smallest = Math.min(smallest, r.height);
         }

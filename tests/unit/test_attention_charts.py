@@ -201,7 +201,9 @@ def test_the_scaling_lab_charts_show_each_value_once() -> None:
         assert spec["height"] == 260
     assert [(r["category"], r["series"], r["shown"]) for r in _rows(bars)] == [
         ("a", "softmax", "0.250"), ("b", "softmax", "0.750"), ("b", "plain", "1.000")]  # None draws no bar
-    assert bars["encoding"]["xOffset"]["sort"] == ["softmax", "plain"] and bars["encoding"]["x"]["sort"] == ["a", "b"]
+    bar_layer, symbols = bars["layer"]  # each bar ends in its series' symbol (not colour alone)
+    assert symbols["encoding"]["shape"]["scale"]["domain"] == ["softmax", "plain"]
+    assert bar_layer["encoding"]["xOffset"]["sort"] == ["softmax", "plain"] and bar_layer["encoding"]["x"]["sort"] == ["a", "b"]
     assert sum(r["count"] for r in _rows(hist) if r["series"] == "raw") == 3 and hist["encoding"]["y"]["stack"] is None
     assert _rows(dk, "chosen") == [{"d_k": 4}] and dk["layer"][0]["encoding"]["x"]["scale"] == {"base": 2, "type": "log"}
 

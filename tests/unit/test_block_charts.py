@@ -71,16 +71,20 @@ def test_bars_in_the_given_order_with_optional_colour_groups() -> None:
     assert _rows(plain, "label", "value", "shown") == [("a", 0.5, "0.5000"), ("b·x", 0.25, "0.2500"),
                                                        ("c", -0.125, "-0.1250")]
     assert plain["height"] == 120 and coloured["height"] == 90
-    enc = coloured["encoding"]
+    bar, symbols = coloured["layer"]  # colour groups: each bar ends in its group's symbol (not colour alone)
+    enc = bar["encoding"]
+    assert symbols["encoding"]["shape"]["scale"]["domain"] == ["x", "y"] and symbols["encoding"]["x"] == enc["x"]
     assert enc["color"]["scale"] == {"domain": ["x", "y"], "range": ["#111111", "#222222"]}
     assert enc["color"]["title"] == "C" and enc["color"]["legend"]["orient"] == "bottom"
     assert _tips(enc)[-1] == ("group", "C") and _rows(coloured, "shown", "group") == [("0.50", "x"), ("0.25", "y")]
-    assert grouped["encoding"]["color"]["scale"] == {"domain": ["k", "m"], "range": charts.SERIES_COLORS[:2]}
+    assert grouped["layer"][0]["encoding"]["color"]["scale"] == {"domain": ["k", "m"], "range": charts.SERIES_COLORS[:2]}
 
 
 def test_grouped_bars_one_per_category_and_series() -> None:
     spec = charts.grouped_bars.__wrapped__(*cases()[3][1], **cases()[3][2])
-    enc = spec["encoding"]
+    bars, symbols = spec["layer"]  # each bar ends in its series' symbol (not colour alone)
+    enc = bars["encoding"]
+    assert symbols["encoding"]["shape"]["scale"]["domain"] == ["s1", "s2"] and symbols["encoding"]["xOffset"] == enc["xOffset"]
     assert enc["x"]["sort"] == ["c1", "c2", "c3"] and enc["xOffset"]["sort"] == ["s1", "s2"]
     assert enc["color"]["scale"] == {"domain": ["s1", "s2"], "range": charts.SERIES_COLORS[:2]}
     assert _tips(enc) == [("cat", "X"), ("series", "S"), ("shown", "Y")] and spec["height"] == 260
@@ -133,7 +137,9 @@ def test_the_parameter_share_bar() -> None:
     spec = charts.stacked_share.__wrapped__(["emb", "attn"], [100, 300], title="T", x_title="params", color_title="part",
                                             bar_label="all", colors=["#111111", "#222222"])
     _valid(spec)
-    enc = spec["encoding"]
+    bar, symbols = spec["layer"]  # each part's symbol in its middle (not colour alone)
+    enc = bar["encoding"]
+    assert symbols["encoding"]["x"]["field"] == "middle" and _rows(spec, "middle") == [(50.0,), (250.0,)]
     assert enc["x"]["stack"] == "zero" and enc["order"] == {"field": "order", "type": "quantitative"}
     assert enc["color"]["scale"] == {"domain": ["emb", "attn"], "range": ["#111111", "#222222"]}
     assert _tips(enc) == [("part", "part"), ("shown", "params"), ("share", "%")] and spec["height"] == 70

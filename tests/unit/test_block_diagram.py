@@ -13,14 +13,34 @@ KEYS = ("x", "ln1", "attn", "add1", "ln2", "ffn", "add2", "y")
 SVG = "{http://www.w3.org/2000/svg}"
 
 
+def _rows(group: ET.Element) -> tuple[str, ...]:
+    """A box's rows: its one ``<text>``, one ``<tspan>`` per row (the spaces between rows skipped)."""
+    texts = group.findall(SVG + "text")
+    assert len(texts) == 1, "a box's rows are one text (read as one phrase, like its link's name)"
+    return tuple(span.text for span in texts[0].findall(SVG + "tspan") if span.text.strip())
+
+
 def _boxes(svg: str) -> list[tuple[str, ...]]:
-    """Each box's texts, top to bottom (a box is a rect with its texts, maybe inside a link)."""
+    """Each box's rows, top to bottom (a box is a rect with its text, maybe inside a link)."""
     root = ET.fromstring(svg)
     out = []
     for group in [*root.findall(SVG + "g"), *root.findall(SVG + "a")]:
         if group.find(SVG + "rect") is not None:
-            out.append((float(group.find(SVG + "rect").get("y")), tuple(t.text for t in group.findall(SVG + "text"))))
+            out.append((float(group.find(SVG + "rect").get("y")), _rows(group)))
     return [texts for _, texts in sorted(out)]
+
+
+def test_a_linked_box_reads_as_its_name() -> None:
+    # A screen reader reads the box's text as one phrase; it must be the link's name word for
+    # word (axe: label-content-name-mismatch), so the rows are joined by a real space.
+    labels = {k: f"{k} title" for k in KEYS} | {"skip": "skip"}
+    svg = layer_svg(labels, {k: "3 × 128" for k in KEYS}, {k: f"tb-{k}" for k in KEYS})
+    links = list(ET.fromstring(svg).iter(SVG + "a"))
+    assert len(links) == len(KEYS)
+    for link in links:
+        (text,) = link.findall(SVG + "text")
+        assert "".join(text.itertext()) == link.get("aria-label"), link.get("aria-label")
+    assert links[0].get("aria-label") == "x title 3 × 128"
 
 
 def _skips(svg: str) -> list[str]:
@@ -70,6 +90,7 @@ def test_boxes_are_wide_enough_for_their_text() -> None:
     for group in [*root.iter(SVG + "g"), *root.iter(SVG + "a")]:
         rect = group.find(SVG + "rect")
         for text in group.findall(SVG + "text") if rect is not None else ():
-            assert text_width(text.text, float(text.get("font-size"))) <= float(rect.get("width"))
-            checked += 1
+            for row in _rows(group):
+                assert text_width(row, float(text.get("font-size"))) <= float(rect.get("width"))
+                checked += 1
     assert checked >= len(KEYS), checked  # every box's label was measured, not none

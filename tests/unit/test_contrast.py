@@ -11,6 +11,7 @@ import re
 import tomllib
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from ui import theme
@@ -57,14 +58,16 @@ def _light_dark(css: str) -> set[tuple[str, str]]:
 def test_the_page_css_recolours_captions_chart_text_and_text_on_the_primary() -> None:
     css = theme.page_css()
     muted = (LIGHT.muted_text, DARK.muted_text)
-    assert _light_dark(css) == {muted, (LIGHT.on_primary, DARK.on_primary)}
+    body_text = (LIGHT.text, DARK.text)
+    assert _light_dark(css) == {muted, body_text, (LIGHT.on_primary, DARK.on_primary)}
     blocks = dict(re.findall(r"([^{}]+)\{([^{}]*)\}", css))
     selectors_for = {}
     for selectors, body in blocks.items():
         selectors_for.setdefault(body.strip(), []).extend(s.strip() for s in selectors.split(","))
     chart_rules = selectors_for[f"fill: light-dark({muted[0]}, {muted[1]});"]
-    for role in ("axis-label", "axis-title", "legend-label", "legend-title"):
+    for role in ("axis-label", "axis-title", "legend-label", "legend-title", "title-subtitle"):
         assert f'[data-testid="stVegaLiteChart"] .role-{role} text' in chart_rules
+    assert selectors_for[f"fill: light-dark({body_text[0]}, {body_text[1]});"] == ['[data-testid="stVegaLiteChart"] .role-title-text text']
     caption_rules = selectors_for[f"color: light-dark({muted[0]}, {muted[1]});"]
     assert '[data-testid="stCaptionContainer"]' in caption_rules
     # Streamlit 1.67 also fades a caption with opacity 0.6 (2.5:1 on the sidebar): undone
@@ -72,14 +75,85 @@ def test_the_page_css_recolours_captions_chart_text_and_text_on_the_primary() ->
     assert "<" not in css and "{{" not in css
 
 
-def test_the_chart_theme_sets_no_text_colour_of_its_own() -> None:
-    """Axis and legend text take the page CSS's colour; a colour in the Vega config would be one
-    colour for both themes (no grey reads 4.5:1 on both white and #0e1117)."""
-    from ui.charts.common import vega_config
+# ---- chart text as drawn: the config ui.charts writes into every spec, per theme ---------------
 
-    for presenter in (False, True):
-        flat = repr(vega_config(presenter))
-        assert "Color" not in flat and "fill" not in flat
+# Vega-Lite properties that colour a chart's own text (axes, legends, facet headers, titles).
+_TEXT_COLOUR_KEYS = ("labelColor", "titleColor", "subtitleColor")
+_TEXT_BLOCKS = ("axis", "axisX", "axisY", "axisBand", "axisDiscrete", "axisQuantitative", "legend", "header", "title")
+
+
+def _text_colours(node: object, path: str = "") -> list[tuple[str, str]]:
+    """Every (where, colour) of chart text in a spec: the config's text blocks, and any axis,
+    legend, header or title a builder wrote itself (datasets skipped)."""
+    found: list[tuple[str, str]] = []
+    if isinstance(node, dict):
+        for key, value in node.items():
+            where = f"{path}.{key}"
+            if key in ("datasets", "data", "values"):
+                continue
+            if key in _TEXT_COLOUR_KEYS or (key == "color" and path.rsplit(".", 1)[-1] in ("title", "header")):
+                found.append((where, value))
+            found += _text_colours(value, where)
+    elif isinstance(node, list):
+        for index, item in enumerate(node):
+            found += _text_colours(item, f"{path}[{index}]")
+    return found
+
+
+def _drawn_charts() -> dict[str, dict]:
+    """Real builders' specs (bars, lines, heat maps, a canvas chart, a concatenation)."""
+    from tests.unit.test_chart_schema import BUILDERS
+    from tests.unit.test_colour_not_alone import CATEGORICAL_BUILDERS
+    from ui.charts import vectors
+
+    charts = {name: build() for name, build in {**BUILDERS, **CATEGORICAL_BUILDERS}.items()}
+    canvas = vectors.matrix_heatmap_vega(np.arange(12.0).reshape(3, 4) / 10, title="T", x_title="d", y_title="tok",
+                                         value_title="v", y_labels=["a", "b", "c"])
+    assert canvas["usermeta"]["embedOptions"]["renderer"] == "canvas"  # the CSS cannot reach this one's text
+    return {**charts, "canvas heat map": canvas}
+
+
+@pytest.mark.parametrize("name", sorted(THEMES))
+def test_chart_text_reads_on_the_theme_background(name: str) -> None:
+    """Axis labels and titles, legends, facet headers and chart titles, in the config ``vega``
+    draws with (``style_vega``) for this theme: set (not Streamlit's grey #808495, 3.7:1 on
+    white) and 4.5:1 or more on the theme's background, presenter mode too."""
+    from ui.charts.common import style_vega
+
+    background = THEMES[name].background
+    checked = 0
+    for chart, spec in _drawn_charts().items():
+        for presenter in (False, True):
+            styled = style_vega(spec, presenter=presenter, theme=name)
+            config = styled["config"]
+            for block in ("axis", "legend", "header"):
+                assert {"labelColor", "titleColor"} <= set(config[block]), (chart, block, config[block])
+            assert "color" in config["title"], (chart, config["title"])
+            for where, colour in _text_colours(styled):
+                ratio = contrast(colour, background)
+                assert ratio >= TEXT_CONTRAST, (name, chart, where, colour, round(ratio, 2))
+                checked += 1
+    assert checked >= 7 * 2 * 20, checked  # every chart, both sizes, every text colour
+
+
+def test_the_chart_text_colours_differ_by_theme_and_fail_on_the_other() -> None:
+    """One grey cannot serve both themes: each theme's colours fail on the other's background
+    (so a test that mixed them up would fail)."""
+    from ui.charts.common import chart_text_colours
+
+    light, dark = chart_text_colours("light"), chart_text_colours("dark")
+    assert light["axis"]["labelColor"] == LIGHT.muted_text and dark["axis"]["labelColor"] == DARK.muted_text
+    assert light["title"]["color"] == LIGHT.text and dark["title"]["color"] == DARK.text
+    assert contrast(dark["axis"]["labelColor"], LIGHT.background) < TEXT_CONTRAST
+    assert contrast(light["axis"]["labelColor"], DARK.background) < TEXT_CONTRAST
+    assert contrast("#808495", LIGHT.background) < TEXT_CONTRAST  # Streamlit's own axis grey
+
+
+def test_a_spec_drawn_outside_a_run_takes_the_light_theme() -> None:
+    from ui.charts.common import current_theme, style_vega
+
+    assert current_theme() == "light"
+    assert style_vega({"mark": "bar"})["config"]["axis"]["labelColor"] == LIGHT.muted_text
 
 
 def test_a_frame_document_has_the_pages_language_and_an_escaped_title() -> None:

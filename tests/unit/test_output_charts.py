@@ -86,8 +86,10 @@ def _rows(spec: dict, *columns: str) -> list[tuple]:
 
 def test_top_tokens_bars_with_the_rest_of_the_vocabulary() -> None:
     spec = _case("top_tokens_chart")
-    bars, values = spec["layer"]
+    bars, symbols, values = spec["layer"]  # "top" and "the rest" also differ by the bar's end symbol
     enc = bars["encoding"]
+    assert symbols["encoding"]["shape"]["scale"]["domain"] == ["top 3", "tail"] and symbols["encoding"]["y"] == enc["y"]
+    assert values["mark"]["dx"] > symbols["mark"]["size"] ** 0.5 / 2  # the value starts past the symbol
     assert enc["y"]["sort"] == ["a", "b·x", "c", "rest 9"] and enc["y"]["title"] == "tok"
     assert enc["x"]["title"] == "p" and enc["x"]["scale"] == {"domain": [0, 0.5 * 1.15]}
     assert enc["color"]["scale"] == {"domain": ["top 3", "tail"], "range": [charts.AFTER_COLOR, charts.TAIL_COLOR]}
@@ -105,8 +107,10 @@ def test_top_tokens_bars_with_the_rest_of_the_vocabulary() -> None:
 
 def test_the_knobs_chart_shows_each_token_before_and_after() -> None:
     spec = _case("before_after_chart")
-    bars, values, notes = spec["layer"]
+    bars, symbols, values, notes = spec["layer"]  # before and after also differ by the bar's end symbol
     enc = bars["encoding"]
+    assert symbols["encoding"]["shape"]["scale"]["domain"] == ["orig", "after"]
+    assert symbols["encoding"]["yOffset"] == enc["yOffset"] and symbols["encoding"]["x"] == enc["x"]
     assert enc["y"]["sort"] == ["a", "b", "c"] and enc["yOffset"]["sort"] == ["orig", "after"]
     assert enc["color"]["scale"] == {"domain": ["orig", "after"], "range": [charts.ORIGINAL_COLOR, charts.AFTER_COLOR]}
     assert enc["x"]["scale"] == {"domain": [0, 1]} and (enc["x"]["title"], enc["y"]["title"]) == ("p", "tok")
@@ -195,9 +199,15 @@ def test_the_causal_mask_marks_what_each_query_may_not_see(which: int) -> None:
                                      "range": [charts.VISIBLE_COLOR, charts.NEW_ROW_COLOR, charts.MASKED_COLOR]}
     assert _tips(enc) == [("query", "query"), ("key", "key"), ("state", "S")]
     assert spec["width"] == spec["height"] == max(220, min(640, 30 * n)) and spec["autosize"]["type"] == "pad"
-    assert len(spec["layer"]) == (2 if n <= 24 else 1)  # the −∞ marks only while they fit
+    # each state's mark in its cells (never colour alone), smaller in small cells, and in the legend
+    cells_text = spec["layer"][1]
+    assert cells_text["encoding"]["text"]["field"] == "mark" and cells_text["mark"]["fontSize"] == (10 if n <= 24 else 8)
+    label = enc["color"]["legend"]["labelExpr"]
+    assert "datum.label + ' ●'" in label and "datum.label + ' −∞'" in label and "'new'" in label and "'mask'" in label
     rows = spec["datasets"]["table"]
-    assert len(rows) == n * n and rows[1]["state"] == "mask" and rows[1]["score"] == "−∞"
+    assert len(rows) == n * n and rows[1]["state"] == "mask" and rows[1]["mark"] == "−∞"
+    assert {row["state"]: row["mark"] for row in rows} == ({"vis": "", "new": "●", "mask": "−∞"} if which == 0
+                                                            else {"new": "●", "mask": "−∞"})
     assert rows[-1]["state"] == "new" and rows[0]["state"] == ("vis" if which == 0 else "new")
 
 
@@ -244,7 +254,7 @@ def test_user_text_stays_data_and_the_cached_layouts_are_not_changed() -> None:
     again = charts.before_after_chart([label, "b"], [0.2, 0.8], [0.0, 1.0], ["cut", "kept"], title="T2", **titles)
     assert again["layer"] is spec["layer"] and again["title"] == "T2" and spec["title"] == "T"
     style_vega(again, presenter=True)  # theming copies: the shared layout stays as built
-    assert again["layer"][1]["mark"]["fontSize"] == 10
+    assert again["layer"][2]["mark"]["fontSize"] == 10
 
 
 def test_a_probability_json_cannot_carry_becomes_null() -> None:

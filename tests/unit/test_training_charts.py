@@ -100,7 +100,8 @@ def test_loss_curves_name_the_powers_of_ten_and_mark_the_snapshots() -> None:
 def test_next_token_bars_keep_their_order_and_colour_the_target() -> None:
     labels = ["␣Paris", "␣Rome", "<b>x</b>"]
     spec = validated(next_token_bars(labels, [0.7, 0.1, 1e-6], [True, False, False], text=BARS_TEXT))
-    bars, values = spec["layer"]
+    bars, symbols, values = spec["layer"]  # the target also differs by its bar's end symbol
+    assert symbols["encoding"]["shape"]["scale"]["domain"] == ["target", "other"]
     assert rows_of(spec, bars) == [
         {"token": "␣Paris", "prob": 0.7, "kind": "target", "shown": "0.7000"},
         {"token": "␣Rome", "prob": 0.1, "kind": "other", "shown": "0.1000"},
@@ -118,7 +119,10 @@ def test_live_loss_draws_training_and_held_out_loss() -> None:
     train, held = spec["layer"]
     assert [(row["step"], row["loss"]) for row in rows_of(spec, train)] == [(1, 7.5), (2, 7.0), (3, 6.5)]
     assert [(row["step"], row["loss"]) for row in rows_of(spec, held)] == [(0, 7.6), (2, 7.1)]  # the start, then measured
-    assert held["mark"]["strokeDash"] == [5, 3] and held["mark"]["point"] is True
+    # held-out dashed, training solid: one dash scale (and legend) for both lines
+    assert held["encoding"]["strokeDash"] == train["encoding"]["strokeDash"] and held["mark"]["point"] is True
+    dash = held["encoding"]["strokeDash"]["scale"]
+    assert dash["domain"] == [LOSS_TEXT.train, LOSS_TEXT.heldout] and dash["range"][0] == [1, 0] != dash["range"][1]
     assert train["encoding"]["x"]["scale"] == {"domain": [0, 60]} and spec["height"] == 280
     assert validated(live_loss(points[:1], None, 0, text=LOSS_TEXT))["layer"][0]["encoding"]["x"]["scale"] == {
         "domain": [0, 1]}

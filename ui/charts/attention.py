@@ -652,13 +652,15 @@ def grouped_bars(
             if v is not None and np.isfinite(v):
                 rows.append({"category": cat, "series": name, "value": float(v), "shown": format(v, value_format)})
     encoding = {
-        "color": vl.field("series", "nominal", sort=list(series), title=legend_title),
+        "color": vl.field("series", "nominal", scale={"domain": list(series)}, sort=list(series), title=legend_title),
         "tooltip": [vl.tooltip("category", x_title), vl.tooltip("series", legend_title), vl.tooltip("shown", y_title)],
         "x": vl.field("category", "nominal", axis={"labelAngle": 0}, sort=list(categories), title=x_title),
         "xOffset": vl.field("series", "nominal", sort=list(series)),
         "y": vl.field("value", "quantitative", title=y_title),
     }
-    return _plain({"mark": {"type": "bar"}, "encoding": encoding}, {vl.TABLE: rows}, title=title, data=vl.TABLE)
+    # Each bar ends in its series' symbol: never colour alone.
+    layers = [{"mark": {"type": "bar"}, "encoding": encoding}, vl.bar_symbols(encoding, "series", list(series))]
+    return _plain({"layer": layers}, {vl.TABLE: rows}, title=title, data=vl.TABLE)
 
 
 def _plain(body: dict, datasets: dict, *, title: str, data: str | None = None) -> dict:
@@ -688,7 +690,8 @@ def overlaid_histogram(
             rows.append({"series": name, "lo": lo, "hi": hi, "count": c, "range": f"{lo:.2f} … {hi:.2f}",
                          "mid": (lo + hi) / 2})
     encoding = {
-        "color": vl.field("series", "nominal", sort=list(samples), title=legend_title),
+        "color": vl.field("series", "nominal", scale={"domain": list(samples)}, sort=list(samples), title=legend_title),
+        "strokeDash": vl.dashes(list(samples), legend_title),  # each outline its dash: not colour alone
         "tooltip": [vl.tooltip("series", legend_title), vl.tooltip("range", x_title),
                     vl.tooltip("count", y_title, "quantitative")],
         "x": vl.field("mid", "quantitative", title=x_title),
@@ -714,7 +717,8 @@ def lines_over_dk(
             for name, values in series.items() for d, v in zip(d_ks, values)]
     d_k_tip = vl.tooltip("d_k", x_title, "quantitative")
     lines = {"data": {"name": vl.TABLE}, "mark": {"type": "line", "point": True}, "encoding": {
-        "color": vl.field("series", "nominal", sort=list(series), title=legend_title),
+        "color": vl.field("series", "nominal", scale={"domain": list(series)}, sort=list(series), title=legend_title),
+        "strokeDash": vl.dashes(list(series), legend_title),  # each line its dash: not colour alone
         "tooltip": [d_k_tip, vl.tooltip("series", legend_title), vl.tooltip("shown", y_title)],
         "x": vl.field("d_k", "quantitative", scale={"base": 2, "type": "log"}, title=x_title),
         "y": vl.field("value", "quantitative", title=y_title)}}

@@ -51,14 +51,17 @@ def bars(labels: Sequence[str], values: Sequence[float], *, title: str, value_ti
                                    scale={"domain": domain, "range": palette}, title=color_title)
         encoding["tooltip"].append(_tip("group", color_title))
     name = vl.dataset_name(records)
-    return _spec({"mark": {"type": "bar"}, "encoding": encoding}, {name: records}, title,
-                 height or max(120, 22 * len(records)), data=name)
+    bar = {"mark": {"type": "bar"}, "encoding": encoding}
+    # Colour groups: each bar also ends in its group's symbol (never colour alone).
+    body = {"layer": [bar, vl.bar_symbols(encoding, "group", domain)]} if color_labels is not None else bar
+    return _spec(body, {name: records}, title, height or max(120, 22 * len(records)), data=name)
 
 
 @memo(maxsize=256)
 def grouped_bars(categories: Sequence[str], series: Sequence[str], values: np.ndarray, *, title: str, x_title: str,
                  y_title: str, series_title: str, value_format: str = ".3f", height: int = 260) -> Spec:
-    """values [series, category]: one bar per (category, series), side by side."""
+    """values [series, category]: one bar per (category, series), side by side, each ending in
+    its series' symbol (never colour alone; the legend shows colour and symbol together)."""
     values = np.asarray(values, dtype=float)
     records = [{"cat": c, "series": s, "value": vl.json_number(values[i, j]), "shown": format(float(values[i, j]), value_format)}
                for i, s in enumerate(series) for j, c in enumerate(categories)]
@@ -72,7 +75,8 @@ def grouped_bars(categories: Sequence[str], series: Sequence[str], values: np.nd
         "y": _field("value", "quantitative", title=y_title),
     }
     name = vl.dataset_name(records)
-    return _spec({"mark": {"type": "bar"}, "encoding": encoding}, {name: records}, title, height, data=name)
+    layers = [{"mark": {"type": "bar"}, "encoding": encoding}, vl.bar_symbols(encoding, "series", list(series))]
+    return _spec({"layer": layers}, {name: records}, title, height, data=name)
 
 
 @memo(maxsize=128)
@@ -145,10 +149,13 @@ def heat(matrix: np.ndarray, row_labels: Sequence[str], col_labels: Sequence[str
 @memo(maxsize=128)
 def stacked_share(labels: Sequence[str], values: Sequence[int], *, title: str, x_title: str, color_title: str,
                   bar_label: str, colors: Sequence[str] | None = None) -> Spec:
-    """One horizontal bar split into components (parameters), each with its exact count and share."""
+    """One horizontal bar split into components (parameters), each with its exact count and share,
+    and its part's symbol in its middle (never colour alone)."""
     total = float(sum(values)) or 1.0
+    starts = np.concatenate([[0], np.cumsum([int(v) for v in values])[:-1]]) if len(values) else []
     records = [{"part": part, "value": int(v), "bar": bar_label, "shown": f"{int(v):,}",
-                "share": f"{100 * int(v) / total:.1f} %", "order": i} for i, (part, v) in enumerate(zip(labels, values))]
+                "share": f"{100 * int(v) / total:.1f} %", "order": i, "middle": float(start) + int(v) / 2}
+               for i, (part, v, start) in enumerate(zip(labels, values, starts))]
     encoding = {
         "color": _field("part", "nominal", legend=_legend(labelLimit=260, columns=2),
                         scale=vl.scale(labels, colors or SERIES_COLORS[: len(labels)]), sort=list(labels),
@@ -159,7 +166,10 @@ def stacked_share(labels: Sequence[str], values: Sequence[int], *, title: str, x
         "y": _field("bar", "nominal", title=None),
     }
     name = vl.dataset_name(records)
-    return _spec({"mark": {"type": "bar"}, "encoding": encoding}, {name: records}, title, 70, data=name)
+    symbols = vl.bar_symbols(encoding, "part", list(labels), at={"x": _field("middle", "quantitative")})
+    symbols["encoding"].pop("order")
+    return _spec({"layer": [{"mark": {"type": "bar"}, "encoding": encoding}, symbols]}, {name: records}, title, 70,
+                 data=name)
 
 
 ORDER_SUFFIX = "__order"  # a row's place on an axis, for ``stable``

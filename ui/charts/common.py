@@ -148,18 +148,53 @@ def fonts(presenter: bool | None = None) -> Fonts:
     return PRESENTER_FONTS if (presenter_on() if presenter is None else presenter) else DEFAULT_FONTS
 
 
-def vega_config(presenter: bool = False) -> dict[str, Any]:
+def current_theme() -> str:
+    """The student's theme ("light" or "dark") as the browser reported it for this run; "light"
+    outside a run or when the browser has not said."""
+    from ui.theme import THEMES
+
+    try:
+        import streamlit as st
+
+        kind = st.context.theme.type
+    except Exception:  # noqa: BLE001  (no script run: a test, a worker thread)
+        kind = None
+    return kind if kind in THEMES else "light"
+
+
+def chart_text_colours(theme: str = "light") -> dict[str, dict[str, str]]:
+    """The theme's text colours for a chart's axes, legends, facet headers and title.
+
+    Streamlit's own chart theme writes axis and legend text in #808495 (3.7:1 on white); a
+    chart drawn on a canvas cannot be recoloured by the page's CSS, so the colours travel in
+    the spec: the theme's muted text for labels, its body text for the title (4.5:1 or more on
+    the theme's background: tests/unit/test_contrast.py). No single grey reads 4.5:1 on both
+    white and #0e1117, hence one set per theme.
+
+    Example: chart_text_colours("dark")["axis"]["labelColor"] -> '#b5b8c2'
+    """
+    from ui.theme import THEMES
+
+    colours = THEMES[theme]
+    muted = colours.muted_text
+    return {"axis": {"labelColor": muted, "titleColor": muted}, "header": {"labelColor": muted, "titleColor": muted},
+            "legend": {"labelColor": muted, "titleColor": muted},
+            "title": {"color": colours.text, "subtitleColor": muted}}
+
+
+def vega_config(presenter: bool = False, theme: str = "light") -> dict[str, Any]:
     """The Vega-Lite ``config`` block for a theme (merged over Streamlit's own theme)."""
     f = fonts(presenter)
+    colours = chart_text_colours(theme)
     return {
         "font": CJK_FONT,
         # Streamlit's theme cuts every axis label at 100 px ("MHA（40 个…"); Vega's own 180 px
         # (more for the presenter's larger letters). A dense axis sets its own limit.
         "axis": {"labelFontSize": f.axis_label, "titleFontSize": f.axis_title,
-                 "labelLimit": 230 if presenter else 180},
-        "header": {"labelFontSize": f.axis_label, "titleFontSize": f.axis_title},
-        "legend": {"labelFontSize": f.legend_label, "titleFontSize": f.legend_title},
-        "title": {"fontSize": f.title},
+                 "labelLimit": 230 if presenter else 180, **colours["axis"]},
+        "header": {"labelFontSize": f.axis_label, "titleFontSize": f.axis_title, **colours["header"]},
+        "legend": {"labelFontSize": f.legend_label, "titleFontSize": f.legend_title, **colours["legend"]},
+        "title": {"fontSize": f.title, **colours["title"]},
         "lineBreak": "\n",  # a long title is cut into lines at "\n" (wrap_title)
         "text": {"fontSize": f.mark_text},
     }
@@ -329,8 +364,9 @@ def wrap_titles(spec: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def style_vega(spec: dict[str, Any], presenter: bool | None = None) -> dict[str, Any]:
-    """A themed copy of a Vega-Lite spec (the cached original is never changed).
+def style_vega(spec: dict[str, Any], presenter: bool | None = None, theme: str | None = None) -> dict[str, Any]:
+    """A themed copy of a Vega-Lite spec (the cached original is never changed): font sizes for
+    the presenter switch, text colours for ``theme`` (default: the student's, ``current_theme``).
 
     Example: style_vega({"mark": "bar"}, presenter=True)["config"]["axis"]["labelFontSize"] -> 16
     """
@@ -344,7 +380,7 @@ def style_vega(spec: dict[str, Any], presenter: bool | None = None) -> dict[str,
     if "datasets" in spec:
         styled["datasets"] = spec["datasets"]
     config = dict(spec.get("config", {}))
-    for key, value in vega_config(on).items():
+    for key, value in vega_config(on, theme or current_theme()).items():
         if isinstance(value, dict):
             merged = dict(config.get(key, {}))
             for sub, size in value.items():

@@ -82,14 +82,24 @@ def cached(builder: Any, *args: Any, **kwargs: Any) -> ChartSpec:
 # --- logits and sampling ----------------------------------------------------------------------
 
 
+SYMBOL_ROOM = 7  # px: a value written after a bar's end symbol starts past it
+
+
 def _bars_with_values(y: dict[str, Any], x: dict[str, Any], color: dict[str, Any], tooltip: list[dict[str, Any]],
                       value_field: str, text_dx: int = 3) -> list[dict[str, Any]]:
-    """A bar layer and a layer writing each bar's value beside it (left-aligned, grey)."""
-    return [
-        {"mark": {"type": "bar"}, "encoding": {"color": color, "tooltip": tooltip, "x": x, "y": y}},
-        {"mark": {"type": "text", "align": "left", "color": LABEL_TEXT, "dx": text_dx},
-         "encoding": {"text": _field("shown", "nominal"), "x": _field(value_field, "quantitative"), "y": y}},
-    ]
+    """A bar layer and a layer writing each bar's value beside it (left-aligned, grey).
+
+    When the colour tells a category that the bars' axis does not (e.g. "top 10" vs "the
+    rest"), each bar also ends in that category's symbol (never colour alone), and the value
+    moves right of it."""
+    bars = {"mark": {"type": "bar"}, "encoding": {"color": color, "tooltip": tooltip, "x": x, "y": y}}
+    layers = [bars]
+    if color.get("field") != y.get("field"):
+        layers.append(vl.bar_symbols(bars["encoding"], color["field"], color["scale"]["domain"]))
+        text_dx += SYMBOL_ROOM
+    layers.append({"mark": {"type": "text", "align": "left", "color": LABEL_TEXT, "dx": text_dx},
+                   "encoding": {"text": _field("shown", "nominal"), "x": _field(value_field, "quantitative"), "y": y}})
+    return layers
 
 
 def top_tokens_chart(
@@ -177,16 +187,17 @@ def _before_after_layout(labels: tuple[str, ...], x_title: str, y_title: str, se
         "tooltip": [_tip("token", y_title), _tip("series", series_title), _tip("shown", x_title),
                     _tip("status", status_title)],
         "x": _field("prob", "quantitative", scale={"domain": [0, 1]}, title=x_title), "y": y, "yOffset": offset}}
+    symbols = {"data": dict(_TABLE_REF), **vl.bar_symbols(bars["encoding"], "series", series_order)}
     values = {"data": dict(_TABLE_REF),
-              "mark": {"type": "text", "align": "left", "color": LABEL_TEXT, "dx": 3, "fontSize": 10},
+              "mark": {"type": "text", "align": "left", "color": LABEL_TEXT, "dx": 3 + SYMBOL_ROOM, "fontSize": 10},
               "encoding": {"text": _field("shown", "nominal"), "x": at_prob, "y": y, "yOffset": offset},
               "transform": [{"filter": "datum.prob > 0"}]}
     notes = {"data": dict(_TABLE_REF),
-             "mark": {"type": "text", "align": "left", "color": RECOMPUTE_COLOR, "dx": 4, "fontSize": 11},
+             "mark": {"type": "text", "align": "left", "color": RECOMPUTE_COLOR, "dx": 4 + SYMBOL_ROOM, "fontSize": 11},
              "encoding": {"text": _field("note", "nominal"), "x": at_prob, "y": y, "yOffset": offset}}
     # 22 px a bar: the two values written beside a token's bars ran into each other at the
     # presenter's 16 px text (17 px a bar before).
-    spec = _spec({"layer": [bars, values, notes]}, [], title="", height=44 * n, top_data=False)
+    spec = _spec({"layer": [bars, symbols, values, notes]}, [], title="", height=44 * n, top_data=False)
     del spec["datasets"]
     return spec
 
@@ -399,6 +410,19 @@ def cache_length_chart(
                    value_title=value_title, value_format=value_format, show_values=show_values)
 
 
+# The causal mask's cell marks, in the order visible, newest, masked: a masked score is −∞.
+_MASK_MARKS = ("", "●", "−∞")
+
+
+def _mask_legend_labels(names: Sequence[str]) -> str:
+    """A legend ``labelExpr`` writing each state's cell mark after its name ("masked −∞")."""
+    expr = "datum.label"
+    for name, mark in zip(names, _MASK_MARKS):
+        if mark:
+            expr = f"datum.label === {vl.quoted(name)} ? datum.label + {vl.quoted(' ' + mark)} : ({expr})"
+    return expr
+
+
 def causal_mask_chart(
     labels: Sequence[str],
     new_rows: int,
@@ -418,29 +442,29 @@ def causal_mask_chart(
     in earlier steps. Pass at most a few dozen labels: the chart has one cell per pair.
     """
     n = len(labels)
+    names = [visible_name, newest_name, masked_name]
     rows = []
     for q in range(n):
         row_state = newest_name if q >= n - new_rows else visible_name
         for k in range(n):
             masked = k > q
-            rows.append({"query": labels[q], "key": labels[k], "state": masked_name if masked else row_state,
-                         "score": "−∞" if masked else "✓"})
-    names = [visible_name, newest_name, masked_name]
+            state = masked_name if masked else row_state
+            rows.append({"query": labels[q], "key": labels[k], "state": state, "mark": _MASK_MARKS[names.index(state)]})
     x = _field("key", "nominal", axis={"labelAngle": -45, "labelLimit": 100, "labelOverlap": False},
                sort=list(labels), title=x_title)
     y = _field("query", "nominal", axis={"labelLimit": 120}, sort=list(labels), title=y_title)
     cells = {"mark": {"type": "rect", "stroke": "#ffffff", "strokeWidth": 0.5}, "encoding": {
-        "color": _field("state", "nominal", legend=_legend_below(),
+        "color": _field("state", "nominal", legend={**_legend_below(), "labelExpr": _mask_legend_labels(names)},
                         scale=_scale(names, [VISIBLE_COLOR, NEW_ROW_COLOR, MASKED_COLOR]), sort=names,
                         title=state_title),
         "tooltip": [_tip("query", y_title), _tip("key", x_title), _tip("state", state_title)], "x": x, "y": y}}
     side = max(220, min(640, 30 * n))
-    if n > 24:  # one layer: its data is the chart's
-        return _spec({"layer": [cells]}, rows, title=title, height=side, fixed_size=True, width=side)
-    # the −∞ marks only while the cells are big enough to hold them
-    marks = {"data": dict(_TABLE_REF), "mark": {"type": "text", "color": "#ffffff", "fontSize": 10},
-             "encoding": {"text": _field("score", "nominal"), "x": x, "y": y},
-             "transform": [{"filter": "datum.score !== '✓'"}]}
+    # Each state's mark in its cells and after its name in the legend (never colour alone):
+    # white reads on the newest rows' blue and the masked grey; smaller letters in small cells.
+    marks = {"data": dict(_TABLE_REF), "mark": {"type": "text", "color": "#ffffff", "fontSize": 10 if n <= 24 else 8,
+                                                "limit": {"expr": CELL_TEXT_LIMIT}},
+             "encoding": {"text": _field("mark", "nominal"), "x": x, "y": y},
+             "transform": [{"filter": "datum.mark !== ''"}]}
     return _spec({"layer": [{"data": dict(_TABLE_REF), **cells}, marks]}, rows, title=title, height=side,
                  top_data=False, fixed_size=True, width=side)
 

@@ -28,6 +28,12 @@ CATEGORIES = (ORANGE, SKY_BLUE, BLUISH_GREEN, YELLOW, BLUE, VERMILLION, REDDISH_
 
 # Dash patterns that go with SERIES (a line tells itself apart without its colour).
 DASHES = ((1, 0), (6, 3), (2, 2), (8, 3, 2, 3), (1, 3), (10, 4), (4, 2, 1, 2))
+# Vega symbols that go with SERIES (a bar or a point tells itself apart without its colour):
+# outlines that differ at 8 px, filled ones first.
+SHAPES = ("circle", "square", "triangle-up", "diamond", "cross", "triangle-down", "triangle-right", "triangle-left")
+# The outline of a symbol drawn on a bar of its own colour: a mid grey, 3:1 or more against
+# both themes' backgrounds and apart from every SERIES colour's face.
+SHAPE_OUTLINE = "#8a8f98"
 
 
 def ink_on(colour: str) -> str:

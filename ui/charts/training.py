@@ -53,6 +53,11 @@ def _series_colour(text: LossText) -> vl.Spec:
                     scale=vl.scale([text.train, text.heldout], [TRAIN_COLOUR, HELD_COLOUR]), title=text.series_title)
 
 
+def _series_dash(text: LossText) -> vl.Spec:
+    """Training loss solid, held-out dashed: the lines differ without their colour (one legend)."""
+    return vl.dashes([text.train, text.heldout], text.series_title, {"orient": "bottom"})
+
+
 def _loss_tooltip(text: LossText) -> list[vl.Spec]:
     return [vl.tooltip("series", text.series_title), vl.tooltip("step", text.x_title, "quantitative"),
             vl.tooltip("shown", text.y_title)]
@@ -83,7 +88,7 @@ def loss_curves(train_steps: Sequence[int], train_values: Sequence[float], held:
     y = vl.field("loss", "quantitative", scale={"domainMin": 0}, title=text.y_title)
     curve = {"color": _series_colour(text), "tooltip": _loss_tooltip(text), "x": x, "y": y}
     layers = [
-        _layer("loss", {"type": "line", "strokeWidth": 2}, curve),
+        _layer("loss", {"type": "line", "strokeWidth": 2}, {**curve, "strokeDash": _series_dash(text)}),
         _layer("snapshots", {"type": "point", "filled": True, "size": 45}, curve),
         _layer("uniform", {"type": "rule", "color": UNIFORM_COLOUR, "strokeDash": [4, 4]}, {
             "tooltip": [vl.tooltip("label", text.series_title), vl.tooltip("shown", text.y_title)],
@@ -124,10 +129,12 @@ def next_token_bars(labels: Sequence[str], probs: Sequence[float], is_target: Se
     colour = vl.field("kind", "nominal", legend={"orient": "bottom"},
                       scale=vl.scale([text.target, text.other], [MARK_COLOUR, TRAIN_COLOUR]), title=text.kind_title)
     bars = {"mark": {"type": "bar"}, "encoding": {"color": colour, "tooltip": tooltip, "x": x, "y": y}}
-    # The value beside each bar: at step 0 every p is ~1/vocab and the bars are too thin to see.
-    values = {"mark": {"type": "text", "align": "left", "color": LABEL_TEXT, "dx": 4},
+    # Each bar ends in its kind's symbol (never colour alone); the value after it: at step 0
+    # every p is ~1/vocab and the bars are too thin to see.
+    symbols = vl.bar_symbols(bars["encoding"], "kind", [text.target, text.other])
+    values = {"mark": {"type": "text", "align": "left", "color": LABEL_TEXT, "dx": 11},
               "encoding": {"text": vl.field("shown", "nominal"), "tooltip": tooltip, "x": x, "y": y}}
-    return vl.spec({"layer": [bars, values]}, {vl.TABLE: rows}, title=text.title, height=max(160, 24 * len(rows)),
+    return vl.spec({"layer": [bars, symbols, values]}, {vl.TABLE: rows}, title=text.title, height=max(160, 24 * len(rows)),
                    data=vl.TABLE)
 
 
@@ -159,6 +166,8 @@ def cross_entropy_curve(p_now: float, examples: Sequence[tuple[float, str]], *, 
         _layer("points", {"type": "point", "filled": True, "size": 90}, {
             "color": vl.field("kind", "nominal", legend=None,
                               scale=vl.scale(["example", "now"], [HELD_COLOUR, MARK_COLOUR])),
+            # the chosen p a diamond, the examples dots: not colour alone
+            "shape": vl.field("kind", "nominal", legend=None, scale=vl.scale(["example", "now"], ["circle", "diamond"])),
             "tooltip": [vl.tooltip("label", point_title), *tooltip], "x": x, "y": y}),
     ]
     datasets = {"curve": _curve_rows(), "points": pts}
@@ -192,7 +201,8 @@ def live_loss(points: Sequence[Sequence[float | None]], init_loss: float | None,
     x = vl.field("step", "quantitative", axis={"format": ","}, scale={"domain": [0, max(1, int(total_steps))]},
                  title=text.x_title)
     y = vl.field("loss", "quantitative", scale={"domainMin": 0}, title=text.y_title)
-    curve = {"color": _series_colour(text), "tooltip": _loss_tooltip(text), "x": x, "y": y}
+    curve = {"color": _series_colour(text), "strokeDash": _series_dash(text), "tooltip": _loss_tooltip(text),
+             "x": x, "y": y}
     layers = [_layer("train", {"type": "line", "strokeWidth": 2}, curve),
-              _layer("heldout", {"type": "line", "point": True, "strokeDash": [5, 3]}, curve)]
+              _layer("heldout", {"type": "line", "point": True}, curve)]
     return vl.spec({"layer": layers}, {"train": train, "heldout": held}, title=text.title, height=280)

@@ -240,6 +240,7 @@ def distance_vs_cosine(
                        # Pairs get their own palette (not the words' arrow colours) and keep the table's order.
                        "color": vl.field("pair", "nominal", scale=vl.scale(names, PAIR_COLOURS), sort=names,
                                          title=pair_title),
+                       "shape": vl.shapes("pair", names, pair_title),  # each pair its symbol: not colour alone
                        "tooltip": [vl.tooltip("pair", pair_title), *exact], "x": x, "y": y}})
     return vl.spec({"layer": layers}, datasets, title=title, height=300, autosized=False)
 

@@ -104,6 +104,46 @@ def dashes(domain: Sequence[Any], title: Any, legend_spec: Spec | None = None) -
     return channel
 
 
+def shapes(name: str, domain: Sequence[Any], title: Any, legend_spec: Spec | None = None) -> Spec:
+    """A ``shape`` channel on field ``name``: each category its own symbol, so marks tell
+    themselves apart without colour (the legend merges with the colour legend when the domain,
+    title and legend settings are the same; ``legend_spec=None`` keeps Vega's default legend).
+
+    Example: shapes("series", ["a", "b"], "s")["scale"]["range"] -> ["circle", "square"]
+    """
+    from ui.charts.palettes import SHAPES
+
+    channel: Spec = {"field": name, "type": "nominal", "sort": list(domain), "title": title,
+                     "scale": {"domain": list(domain), "range": [SHAPES[i % len(SHAPES)] for i in range(len(domain))]}}
+    if legend_spec is not None:
+        channel["legend"] = legend_spec
+    return channel
+
+
+def bar_symbols(bars: Spec, name: str, domain: Sequence[Any], at: Spec | None = None) -> Spec:
+    """A layer of symbols for bars coloured by field ``name`` (never colour alone): one symbol
+    per bar, in the bar's colour with a grey outline (it shows on the bar too), its shape
+    telling the category; the legend shows each colour with its symbol. ``bars`` is the bar
+    layer's encoding; ``at`` replaces position channels (default: the bar's end).
+
+    Example: bar_symbols({"color": field("s", "nominal", title="s"), "x": field("v", "quantitative")}, "s", ["a"])["mark"]["type"]
+        -> "point"
+    """
+    from ui.charts.palettes import SHAPE_OUTLINE
+
+    colour = bars["color"]
+    encoding = {key: value for key, value in bars.items() if key not in ("opacity", "strokeDash")}
+    legend_spec = colour.get("legend", {})
+    # The legend's symbols: the colour inside a thin outline (Streamlit's 2 px outline hid it).
+    encoding["shape"] = shapes(name, domain, colour.get("title"),
+                               None if legend_spec is None else {**legend_spec, "symbolStrokeWidth": 1})
+    if legend_spec is None:
+        encoding["shape"]["legend"] = None
+    encoding.update(at or {})
+    return {"mark": {"type": "point", "filled": True, "opacity": 1, "size": 70, "stroke": SHAPE_OUTLINE,
+                     "strokeWidth": 1}, "encoding": encoding}
+
+
 def condition(test: str, then: Any, otherwise: Any) -> Spec:
     """A value channel that is ``then`` where the Vega expression ``test`` holds, else ``otherwise``.
 
