@@ -20,8 +20,9 @@ from tests.app.components import component_data, press
 from tests.app.conftest import assert_clean, chart_title, open_page, vega_charts_by_place, vega_spec
 
 PAGE = "logits_sampling"
-WIDGET_KEYS = ("logits_sampling_n_samples", "logits_sampling_top_n")
+WIDGET_KEYS = ("logits_sampling_n_samples",)
 LAB = "logits_sampling_knobs"
+SOFTMAX = "logits_sampling_softmax"  # the softmax section: "Tokens to show (N)" in the browser
 DEFAULT_KNOBS = {"sampling_temperature": 1.0, "sampling_top_k": 0, "sampling_top_p": 1.0}
 
 
@@ -68,8 +69,12 @@ def test_renders_in_both_languages(lang: str) -> None:
     assert_clean(at)
     keys = {getattr(w, "key", None) for w in [*at.slider, *at.number_input]}
     assert set(WIDGET_KEYS) <= keys
-    assert not {"logits_sampling_temperature", "logits_sampling_top_k", "logits_sampling_top_p"} & keys  # in the browser now
-    assert len(at.get("vega_lite_chart")) >= 4  # top-N, histogram, lens grid, lens line
+    assert not {"logits_sampling_temperature", "logits_sampling_top_k", "logits_sampling_top_p",
+                "logits_sampling_top_n"} & keys  # in the browser now
+    assert len(at.get("vega_lite_chart")) >= 3  # histogram, lens grid, lens line (the top-N bars: the browser's)
+    softmax = component_data(at, SOFTMAX)
+    assert softmax["labels"]["top_n"] == t_(lang, "logits_sampling.top_n")
+    assert not [v for v in softmax["labels"].values() if "⟦" in v], "a softmax label is missing"
     title = "Logits" if lang == "en" else "Logits 与采样"
     assert title in at.title[0].value
     assert not at.warning and not at.error
@@ -97,16 +102,66 @@ def test_the_component_gets_the_exact_logits_and_the_shown_tokens() -> None:
     from core.engine.sampling import softmax
 
     probs = softmax(sent.astype(np.float64))
-    assert data["shown"]["ids"] == [int(i) for i in np.lexsort((np.arange(sent.size), -probs))[:10]]
+    # the 30 most probable: the browser shows the first N (the softmax section's, 10 by default)
+    assert data["shown"]["ids"] == [int(i) for i in np.lexsort((np.arange(sent.size), -probs))[:30]]
+    assert data["top_n"]["value"] == 10
     assert data["top_label"] == data["shown"]["labels"][0]
+
+
+def test_the_softmax_section_gets_the_top_30_as_core_computes_them() -> None:
+    """The browser shows the first N of these and 1 − their sum as the rest (tests/e2e checks
+    its numbers); here: what it gets is core's softmax and entropy of the whole vocabulary."""
+    import numpy as np
+
+    from core.engine.sampling import entropy_bits, softmax
+    from ui.resources import run_prompt
+
+    at = open_page(PAGE, lang="en")
+    data = component_data(at, SOFTMAX)
+    logits = run_prompt("classic", at.session_state["prompt"]).logits[-1].astype(np.float64)
+    probs = softmax(logits)
+    order = np.lexsort((np.arange(logits.size), -probs))[:30]
+    assert data["shown"]["ids"] == [int(i) for i in order]
+    assert data["probs"] == [float(p) for p in probs[order]]
+    assert data["logits"] == [float(v) for v in logits[order]]
+    assert data["entropy"] == entropy_bits(probs) and data["vocab_size"] == logits.size
+    assert {k: data["top_n"][k] for k in ("name", "value", "default", "min", "max")} == {
+        "name": "logits_sampling_top_n", "value": 10, "default": 10, "min": 5, "max": 30}
+    assert component_data(at, LAB)["top_n"]["name"] == "logits_sampling_top_n"  # the knobs' bars follow N
+
+
+@pytest.mark.parametrize(("sent", "kept"), [(12, 12), (30, 30), (4, 10), (31, 10), ("seven", 10), (True, 10), (7.5, 10), (None, 10)])
+def test_draw_commits_the_top_n_it_carries_and_rejects_bad_ones(sent: object, kept: int) -> None:
+    at = open_page(PAGE, lang="en")
+    press(at, LAB, {"kind": "draw", "knobs": {**DEFAULT_KNOBS, "logits_sampling_top_n": sent}})
+    assert_clean(at)
+    from ui import state
+
+    durable = state.durable_key("logits_sampling_top_n")
+    assert (at.session_state[durable] if durable in at.session_state else 10) == kept  # 10: never stored, the default
+    assert component_data(at, SOFTMAX)["top_n"]["value"] == kept
+
+
+@pytest.mark.parametrize(("linked", "shown"), [("17", 17), ("300", 10), ("x", 10)])
+def test_a_linked_top_n_reaches_the_browser_and_a_tampered_one_falls_back(linked: str, shown: int) -> None:
+    from tests.app.conftest import APP
+
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params.update({"logits_sampling_top_n": linked})
+    at.run()
+    at.switch_page(f"pages/{PAGE}.py").run()
+    assert not at.exception
+    assert component_data(at, SOFTMAX)["top_n"]["value"] == shown
+    assert component_data(at, LAB)["top_n"]["value"] == shown
 
 
 def test_defaults_show_the_full_vocabulary_and_the_seed_framing() -> None:
     at = open_page(PAGE, lang="en", prompt="法国的首都是")
     assert_clean(at)
-    # The tail bar says how many other tokens the softmax covers: the whole vocabulary.
-    top = _chart_titled(at, "next-token probabilities")
-    assert "of " in top["title"] and "(all other" in json.dumps(top, ensure_ascii=False)
+    # The tail bar's words say how many other tokens the softmax covers (the browser fills in N).
+    softmax = component_data(at, SOFTMAX)
+    assert softmax["labels"]["tail_label"] == "(all other {n} tokens)"
+    assert softmax["labels"]["chart_title"].startswith("Top {n} of {vocab}")
     seed_table = next(f.value for f in at.dataframe if "Textbook: probability" in f.value.columns)
     assert list(seed_table["Word"]) == ["巴黎", "伦敦", "柏林", "苹果"]
     assert list(seed_table["Textbook: probability"])[:2] == ["0.86", "0.04"]
@@ -114,7 +169,7 @@ def test_defaults_show_the_full_vocabulary_and_the_seed_framing() -> None:
     live = dict(zip(seed_table["Word"], seed_table["Live: probability"].astype(float)))
     assert list(seed_table["Live: rank"])[0] == 1
     assert live["巴黎"] > 0.5 > live["伦敦"]
-    assert _metric(at, "Most probable next token") == "巴黎"
+    assert softmax["shown"]["labels"][0] == "巴黎"  # the browser's "Most probable next token"
     # Knob defaults: T = 1, top-k off, top-p 1 (each default stays out of the link).
     assert _knob_values(at) == DEFAULT_KNOBS
     assert {k["name"]: k["default"] for k in component_data(at, LAB)["knobs"]} == DEFAULT_KNOBS

@@ -2,12 +2,12 @@
 draws, and the logit lens.
 
 The knobs are temperature -> top-k -> top-p -> renormalise (``core.engine.sampling``); the lens
-is ``core.lessons.logit_lens``. The knobs answer in the browser (``ui.components.sampling_lab``:
-no server run while they move); their values reach the server with "Draw", which commits them
-(session state and link) and reruns the seeded draws. Sections 1-3 are one fragment (the top-n
-choice feeds the knobs' bars), with sections 2-3 a fragment inside it: Draw or N reruns only
-sections 2-3, the top-n slider 1-3, never the sidebar or the logit lens. The sidebar prompt reruns the page; the trace
-is shared, so that costs one forward per new prompt.
+is ``core.lessons.logit_lens``. The knobs and the softmax section's "Tokens to show (N)" answer
+in the browser (``ui.components.sampling_lab``: no server run while they move); their values
+reach the server with "Draw", which commits them (session state and link) and reruns the seeded
+draws. Sections 2-3 are a fragment: Draw or the number of draws reruns only them, never the
+sidebar or the logit lens. The sidebar prompt reruns the page; the trace is shared, so that
+costs one forward per new prompt.
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ from ui.charts.output import (
     sample_histogram_chart,
     show,
     token_labels,
-    top_tokens_chart,
 )
 from ui.i18n import t
 from ui.page import Page
@@ -75,38 +74,19 @@ def lens_for(model_name: str, prompt: str, k: int) -> LogitLens:
 # --- 1. logits -> softmax -----------------------------------------------------------------------
 
 
-@st.fragment
 def controls_section(page: Page, last: LastPosition) -> None:
-    """Softmax, the knobs and the seeded draws: the top-n choice and the knobs feed all three."""
+    """Softmax, the knobs and the seeded draws. The softmax section answers in the browser
+    (``sampling_lab.softmax``: its "Tokens to show" knob redraws the bars and metrics and the
+    knobs' bars below, with no message to the server); it gets the top ``TOP_N.high`` tokens once."""
     tokenizer, vocab, probs = page.loaded.tokenizer, page.config.vocab_size, last.probs
     st.header(t("logits_sampling.head.softmax"))
     st.markdown(t("logits_sampling.softmax.explain", d_model=page.config.d_model, vocab=vocab,
                   last=escape_markdown(token_labels(tokenizer, [page.run.ids[-1]])[0])))
-    top_n = st.slider(t("logits_sampling.top_n"), min_value=5, max_value=30, step=1,
-                      **state.bind("logits_sampling_top_n"), help=t("logits_sampling.top_n.help"))
-    top_ids = [int(i) for i in last.ranking[:top_n]]
+    top_ids = [int(i) for i in last.ranking[:int(sampling_lab.TOP_N.high)]]
     top_labels = token_labels(tokenizer, top_ids)
-    tail_mass = float(1.0 - probs[top_ids].sum())
-
-    cols = st.columns(4)
-    cols[0].metric(t("logits_sampling.metric.top_token"), top_labels[0])
-    cols[1].metric(t("logits_sampling.metric.top_prob"), f"{probs[top_ids[0]]:.4f}")
-    cols[2].metric(t("logits_sampling.metric.tail"), f"{tail_mass:.4f}",
-                   help=t("logits_sampling.metric.tail.help", n=vocab - top_n))
-    cols[3].metric(t("logits_sampling.metric.entropy"), f"{entropy_bits(probs):.2f}",
-                   help=t("logits_sampling.metric.entropy.help", max=f"{np.log2(vocab):.1f}"))
-
-    show(
-        cached(
-            top_tokens_chart,
-            top_labels, probs[top_ids], t("logits_sampling.tail_label", n=f"{vocab - top_n:,}"), tail_mass,
-            title=t("logits_sampling.chart.top.title", n=top_n, vocab=f"{vocab:,}"),
-            x_title=t("logits_sampling.axis.prob"), y_title=t("logits_sampling.axis.token"),
-            kind_title=t("logits_sampling.legend.kind"), kind_top=t("logits_sampling.legend.top", n=top_n),
-            kind_tail=t("logits_sampling.legend.tail"), logits=last.logits[top_ids],
-            logit_title=t("logits_sampling.axis.logit"),
-        ),
-    )
+    sampling_lab.softmax(key="logits_sampling_softmax", shown_ids=top_ids, shown_labels=top_labels,
+                         probs=probs[top_ids], logits=last.logits[top_ids], entropy=entropy_bits(probs),
+                         vocab_size=vocab)
     _seed_comparison(page, last)
     knobs_section(page, last, top_ids, top_labels)
 
@@ -155,7 +135,7 @@ def knobs_section(page: Page, last: LastPosition, top_ids: list[int], top_labels
         top_label=token_labels(page.loaded.tokenizer, [best])[0], vocab_size=vocab,
         words=sampling_lab.labels(top_k_help=t("logits_sampling.top_k.help", vocab=vocab),
                                   stale=t("logits_sampling.draw.stale")),
-        buttons=(sampling_lab.Button("draw", t("logits_sampling.draw"), primary=True),),
+        buttons=(sampling_lab.Button("draw", t("logits_sampling.draw"), primary=True),), top_n=True,
     )
     temperature, top_k, top_p = (state.get(k.name) for k in sampling_lab.sampling_knobs(vocab))
     top_k = min(int(top_k), vocab)
