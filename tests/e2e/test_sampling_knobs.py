@@ -261,3 +261,81 @@ def test_values_survive_a_page_change_and_come_back_from_a_link(page: Page, app_
         assert_no_error(phone)
     finally:
         other.close()
+
+
+SOFTMAX = ".st-key-logits_sampling_softmax .sl"  # the softmax section: "Tokens to show (N)"
+
+
+def _softmax_shown(page: Page) -> dict:
+    return page.locator(SOFTMAX).evaluate("""root => ({
+        n: Number(root.dataset.topN),
+        ids: [...root.querySelectorAll('.sl-row[data-id]')].map(r => Number(r.dataset.id)),
+        probs: [...root.querySelectorAll('.sl-row[data-p]')].map(r => Number(r.dataset.p)),
+        tail: Number(root.querySelector('.sl-metrics').dataset.tail),
+        metrics: Object.fromEntries([...root.querySelectorAll('.sl-metric')].map(
+            m => [m.dataset.metric, m.querySelector('.sl-metric-value').textContent])),
+        title: root.querySelector('.sl-title').textContent,
+    })""")
+
+
+def test_top_n_answers_in_the_browser_with_core_numbers(page: Page, app_url: str, browser: Browser) -> None:
+    """"Tokens to show (N)": the bars, the rest's mass and the knobs' bars follow N (mouse,
+    keyboard, random values) with core's numbers and no frame; N survives a page change and comes
+    back from the link; a tampered N in a link falls back to the default."""
+    from core.engine.sampling import entropy_bits, softmax
+
+    sent = _count_frames(page)
+    _open(page, f"{app_url}/logits_sampling?prompt={quote(PROMPT)}", lab=SOFTMAX)
+    page.wait_for_timeout(1000)
+    frames = sent[0]
+    probs = softmax(_logits(page))
+    order = np.lexsort((np.arange(probs.size), -probs))
+    start = _softmax_shown(page)
+    assert start["n"] == 10 and start["ids"] == [int(i) for i in order[:10]]
+    assert start["metrics"]["entropy"] == f"{entropy_bits(probs):.2f}"
+    rng = np.random.default_rng(44)
+    for n in [5, 30, *(int(v) for v in rng.integers(5, 31, size=8))]:
+        _set(page, SOFTMAX, "top_n", str(n))
+        shown = _softmax_shown(page)
+        top = order[:n]
+        assert shown["n"] == n and shown["ids"] == [int(i) for i in top]
+        np.testing.assert_allclose(shown["probs"][:-1], probs[top], rtol=1e-12, atol=0)
+        tail = float(1.0 - probs[top].sum())  # as the page's Python computed it
+        assert abs(shown["tail"] - tail) < 1e-12 and shown["probs"][-1] == shown["tail"]
+        assert shown["metrics"]["tail"] == f"{tail:.4f}" and shown["metrics"]["top_prob"] == f"{probs[order[0]]:.4f}"
+        assert shown["title"].startswith(f"Top {n} of {probs.size:,}")
+        assert _shown(page)["ids"] == [int(i) for i in top]  # the knobs' bars below show the same N
+    # Keyboard and mouse on the slider itself.
+    slider = page.locator(f"{SOFTMAX} .knob[data-knob='top_n'] input")
+    slider.focus()
+    page.keyboard.press("ArrowLeft")
+    page.keyboard.press("ArrowLeft")
+    n = _softmax_shown(page)["n"]
+    box = slider.bounding_box()
+    assert box
+    page.mouse.click(box["x"] + box["width"] * 0.98, box["y"] + box["height"] / 2)
+    assert _softmax_shown(page)["n"] >= 29 > n
+    expect(page.get_by_label("Tokens to show (N)")).to_have_count(1)
+    _set(page, SOFTMAX, "top_n", "13")
+    page.wait_for_timeout(800)
+    assert sent[0] == frames, "moving N sent a message to the server"
+    assert _query(page).get("logits_sampling_top_n") == "13"
+    link = page.url
+    # Another page and back in this session: N is still 13.
+    page.locator('[data-testid="stSidebar"]').get_by_role("link", name="Generation").first.click()
+    wait_for_app(page)
+    page.locator('[data-testid="stSidebar"]').get_by_role("link", name="Logits").first.click()
+    wait_for_app(page)
+    expect(page.locator(SOFTMAX)).to_be_visible(timeout=60_000)
+    assert _softmax_shown(page)["n"] == 13 and len(_shown(page)["ids"]) == 13
+    # The link in a new browser (empty sessionStorage) opens N = 13; a tampered N falls back to 10.
+    other = browser.new_context()
+    try:
+        fresh = other.new_page()
+        _open(fresh, link, lab=SOFTMAX)
+        assert _softmax_shown(fresh)["n"] == 13
+        _open(fresh, link.replace("logits_sampling_top_n=13", "logits_sampling_top_n=999"), lab=SOFTMAX)
+        assert _softmax_shown(fresh)["n"] == 10
+        assert_no_error(fresh)
+    finally:
+        other.close()
