@@ -158,7 +158,7 @@ def test_crafted_prompt_preset_keeps_the_prompt(monkeypatch: pytest.MonkeyPatch)
 
 SETTINGS: tuple[tuple[str, str, str, Any], ...] = (
     # page, widget kind, widget key, a value that is not the default
-    ("multi_head_attention", "toggle", "mha_scores", True),
+    # mha_scores, mha_grid: switches drawn in the browser now (ui.components.mha_heads; tests/e2e).
     # pe_d_model, pe_position, sa_scale, sa_mask: knobs drawn in the browser now (ui.components.lessons);
     # tests/e2e/test_state_links.py and test_lesson_knobs.py keep them across page changes.
     ("self_attention", "text_input", "sa_tokens", "I like cats"),
@@ -221,7 +221,7 @@ def test_link_values_open_the_same_view() -> None:
     at.switch_page("pages/multi_head_attention.py").run()
     assert_clean(at)
     assert at.session_state[state.durable_key("mha_layer")] == 1  # the browser's head picker starts there
-    assert at.toggle(key="mha_scores").value is True
+    assert at.session_state[state.durable_key("mha_scores")] is True  # the browser's scores switch starts on
 
 
 def test_tampered_link_values_fall_back_with_a_note() -> None:
