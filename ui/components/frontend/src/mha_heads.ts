@@ -224,7 +224,7 @@ export default function mount(component: Component): () => void {
   gridTip.hidden = true;
   gridTip.setAttribute("role", "status");
   gridStage.append(gridCanvas, gridTip);
-  const gridTable = el("details", "mh-numbers mh-grid-table");
+  const gridTable = el("details", "mh-behaviours");
   gridTable.append(el("summary", "", T("grid_table")));
   gridTable.append(behaviourTable(), el("p", "mh-caption", T("rules")));
   gridBody.append(gridTitle, gridLegend, gridStage, el("p", "mh-caption", T("grid_caption")),
@@ -501,6 +501,7 @@ export default function mount(component: Component): () => void {
     const panel = Math.max(48, Math.min(180, Math.floor((avail - left - 8) / data.n_head) - gap));
     const labelH = 2 * small + 8;
     gridGeo = { panel, gap, left, top: small + 6, labelH, cols: data.n_head };
+    (root as HTMLElement & { tjGrid?: unknown }).tjGrid = { ...gridGeo, n }; // for tests: where each cell is
     const w = left + data.n_head * (panel + gap), h = gridGeo.top + data.n_layer * (panel + labelH + gap);
     const dpr = window.devicePixelRatio || 1;
     gridCanvas.width = Math.round(w * dpr);
