@@ -103,7 +103,7 @@ def test_arrow_keys_pick_heads_in_the_browser_and_show_the_trace(page: Page, app
         assert w == f"{pattern[h, 2, k]:.4f}", (h, k, w)
     expect(page.locator(f"{HEADS} .mh-view .mh-title")).to_contain_text(f"Layer {layer}")
     # the keyboard's cell cursor shows a cell's exact value in the tooltip
-    canvas = page.locator(f"{HEADS} canvas")
+    canvas = page.locator(f"{HEADS} canvas.mh-canvas:not(.mh-grid-canvas)")  # the enlarged head (not the grid)
     canvas.focus()
     page.keyboard.press("ArrowDown")
     page.keyboard.press("ArrowRight")
