@@ -557,6 +557,14 @@ export default function mount(component: Component): () => void {
     gridLegend.replaceChildren(el("span", "mh-legend-title", kind()), el("span", "", showScores ? (-scale).toFixed(2) : "0"),
       bar, el("span", "", showScores ? scale.toFixed(2) : "1"));
     gridCanvas.dataset.bound = String(scale);
+    // Wider than its column (many heads on a phone): a Tab stop that the arrow keys scroll.
+    if (gridStage.scrollWidth > gridStage.clientWidth + 1) {
+      gridStage.tabIndex = 0;
+      gridStage.setAttribute("role", "region");
+      gridStage.setAttribute("aria-label", heading);
+    } else {
+      for (const a of ["tabindex", "role", "aria-label"]) gridStage.removeAttribute(a);
+    }
   }
 
   /** The head and cell under a pointer in the grid, or null. */
