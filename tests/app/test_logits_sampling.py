@@ -20,9 +20,10 @@ from tests.app.components import component_data, press
 from tests.app.conftest import assert_clean, chart_title, open_page, vega_charts_by_place, vega_spec
 
 PAGE = "logits_sampling"
-WIDGET_KEYS = ("logits_sampling_n_samples",)
+WIDGET_KEYS: tuple[str, ...] = ()  # every control of this page answers in the browser now
 LAB = "logits_sampling_knobs"
 SOFTMAX = "logits_sampling_softmax"  # the softmax section: "Tokens to show (N)" in the browser
+DRAWS = "logits_sampling_draws"  # the seeded draws: "Number of draws N" in the browser
 DEFAULT_KNOBS = {"sampling_temperature": 1.0, "sampling_top_k": 0, "sampling_top_p": 1.0}
 
 
@@ -70,8 +71,9 @@ def test_renders_in_both_languages(lang: str) -> None:
     keys = {getattr(w, "key", None) for w in [*at.slider, *at.number_input]}
     assert set(WIDGET_KEYS) <= keys
     assert not {"logits_sampling_temperature", "logits_sampling_top_k", "logits_sampling_top_p",
-                "logits_sampling_top_n"} & keys  # in the browser now
-    assert len(at.get("vega_lite_chart")) >= 3  # histogram, lens grid, lens line (the top-N bars: the browser's)
+                "logits_sampling_top_n", "logits_sampling_n_samples"} & keys  # in the browser now
+    assert len(at.get("vega_lite_chart")) >= 2  # lens grid, lens line (the top-N bars and the draws: the browser's)
+    assert component_data(at, DRAWS)["labels"]["n_samples"] == t_(lang, "logits_sampling.n_samples")
     softmax = component_data(at, SOFTMAX)
     assert softmax["labels"]["top_n"] == t_(lang, "logits_sampling.top_n")
     assert not [v for v in softmax["labels"].values() if "⟦" in v], "a softmax label is missing"
@@ -240,25 +242,52 @@ def t_(lang: str, key: str) -> str:
     return translate(key, lang)
 
 
-def test_samples_follow_the_seed_and_n() -> None:
+def _draws_of(at: AppTest) -> dict:
+    return component_data(at, DRAWS)
+
+
+def test_the_draws_are_cores_for_the_committed_knobs_and_the_seed() -> None:
+    """The browser gets sample(final, n=1000, seed) for the committed knobs; any N draws with that
+    seed are their first N (tests/unit checks that property; tests/e2e the histogram drawn)."""
+    import numpy as np
+
+    from core.engine.sampling import sample, sampling_steps
+    from ui.resources import run_prompt
+
     at = open_page(PAGE, lang="en")
-    first = _chart_titled(at, "draws with seed")
-    at.slider(key="logits_sampling_n_samples").set_value(1000).run()
+    logits = run_prompt("classic", at.session_state["prompt"]).logits[-1].astype(np.float64)
+    for knobs in ({}, {"temperature": 0.5, "top_k": 7}, {"temperature": 1.7, "top_p": 0.6}):
+        if knobs:
+            _draw(at, **knobs)
+        data = _draws_of(at)
+        knob = {**DEFAULT_KNOBS, **{f"sampling_{k}": v for k, v in knobs.items()}}
+        final = sampling_steps(logits, knob["sampling_temperature"], knob["sampling_top_k"] or None,
+                               knob["sampling_top_p"]).final_probs
+        assert data["draws"] == [int(i) for i in sample(final, n=1000, seed=0)]
+        order = np.lexsort((np.arange(final.size), -final))
+        assert data["top"] == [int(i) for i in order[final[order] > 0][:12]]
+        assert data["probs"] == {str(i): float(final[i]) for i in sorted(set(data["top"]) | set(data["draws"]))}
+        assert data["seed"] == 0 and data["bars"] == 12
+    at.number_input(key="w_seed").set_value(5).run()  # the sidebar's seed
     assert_clean(at)
-    thousand = _chart_titled(at, "draws with seed")
-    assert "1000 draws with seed 0" in chart_title(thousand)
-    assert first != thousand
-    # The same seed and N give the same histogram on a rerun.
-    at.run()
-    assert _chart_titled(at, "draws with seed") == thousand
+    assert _draws_of(at)["seed"] == 5
+    assert _draws_of(at)["draws"] == [int(i) for i in sample(final, n=1000, seed=5)]
 
 
 def test_greedy_draws_all_hit_the_top_token() -> None:
     at = open_page(PAGE, lang="en")
     _draw(at, temperature=0.0)
-    at.slider(key="logits_sampling_n_samples").set_value(300).run()
-    caption = next(c.value for c in at.caption if "came out" in c.value)
-    assert "came out 300 times; 1 different tokens" in caption
+    data = _draws_of(at)
+    assert set(data["draws"]) == {data["top"][0]} and data["top"] == data["top"][:1]
+
+
+@pytest.mark.parametrize(("sent", "kept"), [(300, 300), (1, 1), (0, 200), (1001, 200), ("lots", 200)])
+def test_draw_commits_the_number_of_draws_it_carries(sent: object, kept: int) -> None:
+    at = open_page(PAGE, lang="en")
+    press(at, LAB, {"kind": "draw", "knobs": {**DEFAULT_KNOBS, "logits_sampling_n_samples": sent}})
+    assert_clean(at)
+    assert _draws_of(at)["n_samples"]["value"] == kept
+    assert component_data(at, LAB)["extra"][0]["value"] == kept
 
 
 def test_logit_lens_has_one_row_per_layer_plus_the_embedding() -> None:
@@ -286,17 +315,12 @@ def test_modern_model_renders_too() -> None:
     assert "block 3" in json.dumps(spec, ensure_ascii=False)
 
 
-def test_the_temperature_changes_the_draws_data_not_their_layout() -> None:
-    """The browser keeps a chart's view only while the chart stays in its place with the same
-    spec text (then it swaps the data in): draws with another temperature change the histogram's
-    data, not its place or spec."""
+def test_the_temperature_changes_the_draws_not_the_page_layout() -> None:
+    """Draws with another temperature change the draws the browser gets, not the page's charts."""
     at = open_page(PAGE, lang="en")
     seen = {}
     for temperature in (1.0, 1.05, 0.0, 2.5):
         _draw(at, temperature=temperature)
-        seen[temperature] = vega_charts_by_place(at)
-    places = list(seen[1.0])
-    assert all(list(charts) == places for charts in seen.values())
-    draws = next(p for p in places if "draws with seed" in chart_title(vega_spec(seen[1.0][p])))
-    assert len({charts[draws].proto.spec for charts in seen.values()}) == 1
-    assert len({charts[draws].proto.datasets[0].data.data for charts in seen.values()}) == len(seen)
+        seen[temperature] = (list(vega_charts_by_place(at)), tuple(_draws_of(at)["draws"]))
+    assert len({repr(places) for places, _ in seen.values()}) == 1
+    assert len({draws for _, draws in seen.values()}) == len(seen)

@@ -165,8 +165,8 @@ SETTINGS: tuple[tuple[str, str, str, Any], ...] = (
     ("self_attention", "slider", "sa_dk", 64),
     ("embeddings", "toggle", "embeddings_lab_normalise", True),
     ("embeddings", "slider", "embeddings_nn_k", 5),
-    # logits_sampling_top_n: drawn in the browser now (tests/e2e/test_sampling_knobs.py keeps it).
-    ("logits_sampling", "slider", "logits_sampling_n_samples", 500),  # the sampling knobs: tests/e2e/test_sampling_knobs.py
+    # logits_sampling_top_n, logits_sampling_n_samples and the sampling knobs: drawn in the browser
+    # now (tests/e2e/test_sampling_knobs.py keeps them across page changes).
     ("generation", "slider", "generation_max_new", 7),
     ("generation", "number_input", "generation_kv_batch", 3),
     ("tokenization", "number_input", "tok_num_merges", 20),

@@ -66,6 +66,18 @@ LABELS: dict[str, str] = {
 
 
 TOP_N = Knob("logits_sampling_top_n", 5, 30)  # how many tokens get a bar (the Logits page)
+N_SAMPLES = Knob("logits_sampling_n_samples", 1, 1000)  # how many seeded draws (the Logits page)
+PAGE_KNOBS = {k.name: k for k in (TOP_N, N_SAMPLES)}  # the page knobs a lab's press may carry too
+HISTOGRAM_TOKENS = 12  # bars in the draws' histogram; the rest is one "other" bar
+
+# The draws section's words (browser label -> i18n key).
+DRAWS_LABELS: dict[str, str] = {
+    "n_samples": "logits_sampling.n_samples", "title": "logits_sampling.chart.hist.title",
+    "series": "logits_sampling.legend.series", "observed": "logits_sampling.legend.observed",
+    "expected": "logits_sampling.legend.expected", "axis_token": "logits_sampling.axis.token",
+    "axis_share": "logits_sampling.axis.share", "axis_count": "logits_sampling.axis.count",
+    "other": "logits_sampling.hist.other", "caption": "logits_sampling.hist.caption",
+}
 
 # The softmax section's words (browser label -> i18n key).
 SOFTMAX_LABELS: dict[str, str] = {
@@ -142,15 +154,40 @@ def softmax(*, key: str, shown_ids: Sequence[int], shown_labels: Sequence[str], 
     state.show_notes()  # a crafted durable N ``knobs.specs`` just reset: said now
 
 
+def draws(*, key: str, final: np.ndarray, final_order: np.ndarray, seed: int, label_of: Any) -> None:
+    """The seeded draws of the Logits page: ``core.engine.sampling.sample(final, n=1000, seed)``
+    once; the browser shows the first N (the durable ``logits_sampling_n_samples``) as a
+    histogram against ``final`` (N draws with a seed are the first N of 1000 with it)."""
+    from core.engine.sampling import sample
+
+    drawn = [int(i) for i in sample(final, n=int(N_SAMPLES.high), seed=seed)]
+    top = [int(i) for i in final_order[final[final_order] > 0][:HISTOGRAM_TOKENS]]
+    ids = sorted(set(top) | set(drawn))
+    names = label_of(ids)
+    data = {
+        "view": "draws",
+        "n_samples": knobs.specs((N_SAMPLES,))[0],
+        "draws": drawn, "top": top, "bars": HISTOGRAM_TOKENS, "seed": int(seed),
+        "probs": {str(i): float(final[i]) for i in ids},
+        "names": {str(i): str(name) for i, name in zip(ids, names)},
+        "labels": {name: t(k) for name, k in DRAWS_LABELS.items()},
+        "presenter": presenter_on(),
+    }
+    _mount(key=key, data=data, width="stretch", height="content")
+    state.show_notes()
+
+
 def lab(*, key: str, logits: np.ndarray, shown_ids: Sequence[int], shown_labels: Sequence[str], top_label: str,
         words: Mapping[str, str], vocab_size: int, buttons: Sequence[Button] = (),
-        parts: Sequence[str] = PARTS, top_n: bool = False) -> None:
+        parts: Sequence[str] = PARTS, top_n: bool = False, extra: Sequence[Knob] = ()) -> None:
     """Draw the knobs over ``logits`` (one position, the whole vocabulary) with ``parts`` and the
     ``buttons`` (server actions: ``take(key)`` returns a press in the next run). ``top_n``: show
     only the first N of ``shown_ids``, N being the softmax section's knob (``softmax``), which a
-    press then commits with the sampling knobs."""
+    press then commits with the sampling knobs; ``extra``: other page knobs (``PAGE_KNOBS``) a
+    press carries and commits too."""
     st.session_state[_ALLOWED + key] = [b.kind for b in buttons if not b.disabled]
-    st.session_state[_EXTRA + key] = top_n
+    carried = [*((TOP_N,) if top_n else ()), *(k for k in extra if k.name in PAGE_KNOBS)]
+    st.session_state[_EXTRA + key] = [k.name for k in carried]
     data = {
         "knobs": knobs.specs(sampling_knobs(vocab_size)),
         "logits": encode_logits(logits),
@@ -161,6 +198,7 @@ def lab(*, key: str, logits: np.ndarray, shown_ids: Sequence[int], shown_labels:
         "parts": [p for p in parts if p in PARTS],
         "presenter": presenter_on(),
         **({"top_n": knobs.specs((TOP_N,))[0]} if top_n else {}),
+        "extra": knobs.specs([k for k in carried if k is not TOP_N]),
     }
     _mount(key=key, data=data, on_action_change=partial(_on_action, key, vocab_size), width="stretch", height="content")
     state.show_notes()  # a crafted durable value ``knobs.specs`` just reset: said now
@@ -168,13 +206,14 @@ def lab(*, key: str, logits: np.ndarray, shown_ids: Sequence[int], shown_labels:
 
 _ALLOWED = "_sampling_lab_allowed."  # + key: the enabled buttons' kinds drawn last run
 _PENDING = "_sampling_lab_pending."  # + key: an accepted press, for this run to act on
-_EXTRA = "_sampling_lab_top_n."  # + key: whether its press also carries the top-N knob
+_EXTRA = "_sampling_lab_extra."  # + key: the page knobs (names) its press also carries
 
 
 def _on_action(key: str, vocab_size: int) -> None:
     value = st.session_state.get(key)
     action = value.get("action") if isinstance(value, dict) else None
-    committed = (*sampling_knobs(vocab_size), *((TOP_N,) if st.session_state.get(_EXTRA + key) else ()))
+    names = st.session_state.get(_EXTRA + key) or ()
+    committed = (*sampling_knobs(vocab_size), *(PAGE_KNOBS[n] for n in names if n in PAGE_KNOBS))
     accepted = accept(action, st.session_state.get(_ALLOWED + key, ()), committed)
     if accepted is not None:
         st.session_state[_PENDING + key] = accepted

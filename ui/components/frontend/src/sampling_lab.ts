@@ -9,6 +9,7 @@ import { decodeLogits, distribution, entropyBits, Knobs, rankLogits } from "./sa
 import { KnobSpec, knobValues, restoreKnob, saveKnob } from "./knob_state";
 import { knobSlider } from "./knob_slider";
 import { fitTopN, mountSoftmax, SoftmaxData, TOP_N_EVENT, TopNSpec } from "./softmax_top";
+import { DrawsData, KNOB_EVENT, mountDraws } from "./draws_view";
 
 interface Spec extends KnobSpec { min: number; max: number }
 interface Action { kind: string; label: string; primary?: boolean; disabled?: boolean }
@@ -22,7 +23,8 @@ interface Data {
   parts: string[]; // which parts to draw: "note", "metrics", "chart", "cuts", "table"
   presenter: boolean;
   top_n?: TopNSpec; // the Logits page: show the first N of `shown` (the softmax section's N, shared)
-  view?: "softmax"; // the Logits page's first section instead (softmax_top.ts)
+  extra?: KnobSpec[]; // other durable knobs of the page a trigger carries too (moved in draws_view.ts)
+  view?: "softmax" | "draws"; // the Logits page's first section (softmax_top.ts) or its draws (draws_view.ts)
 }
 interface Component {
   data: Data;
@@ -56,6 +58,7 @@ let cache: { logits: string; ranked: ReturnType<typeof rankLogits>; original: nu
 export default function (component: Component): () => void {
   const { data, parentElement, setTriggerValue } = component;
   if (data.view === "softmax") return mountSoftmax(data as unknown as SoftmaxData, parentElement);
+  if (data.view === "draws") return mountDraws(data as unknown as DrawsData, parentElement);
   const L = (name: string) => data.labels[name] ?? name;
   if (!cache || cache.logits !== data.logits) {
     const ranked = rankLogits(decodeLogits(data.logits));
@@ -126,8 +129,15 @@ export default function (component: Component): () => void {
   function sentKnobs(): Record<string, number> {
     const out = knobValues(data.knobs, current);
     if (data.top_n) out[data.top_n.name] = topN;
+    for (const [name, v] of extra) out[name] = v;
     return out;
   }
+  const extra = new Map<string, number>((data.extra ?? []).map((k) => [k.name, restoreKnob(k)]));
+  const onKnob = (e: Event) => {
+    const { name, value } = (e as CustomEvent<{ name: string; value: number }>).detail;
+    if (extra.has(name) && Number.isFinite(value)) extra.set(name, value);
+  };
+  window.addEventListener(KNOB_EVENT, onKnob);
   const onTopN = (e: Event) => {
     const v = (e as CustomEvent<number>).detail;
     if (!data.top_n || !Number.isInteger(v) || v === topN) return;
@@ -275,5 +285,8 @@ export default function (component: Component): () => void {
 
   redraw();
   root.dataset.ready = "1";
-  return () => window.removeEventListener(TOP_N_EVENT, onTopN); // the next call replaces the root (above)
+  return () => { // the next call replaces the root (above)
+    window.removeEventListener(TOP_N_EVENT, onTopN);
+    window.removeEventListener(KNOB_EVENT, onKnob);
+  };
 }
