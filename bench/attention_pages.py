@@ -130,6 +130,9 @@ def bench_reruns(repeats: int) -> None:
     if not have_model():
         print("  (no checkpoint: multi-head reruns skipped)")
         return
+    from ui.components import mha_heads
+
+    mha_heads.MAX_VALUES = 0  # the server's pickers and grid (a prompt too long for the browser); else all in the browser
     at = open_page("multi_head_attention", prompt=LONG_PROMPT)
     flips = iter(range(10_000))
     report("multi_head (64 tokens): grid toggle", median_ms(
@@ -145,7 +148,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-GRID_CANVAS = ".st-key-mha_grid_box canvas"  # the all-heads grid, drawn by Vega on one canvas
+GRID_CANVAS = "[data-testid='mha-heads'] .mh-grid-canvas"  # the all-heads grid, drawn by the browser's component
 
 
 def bench_browser(repeats: int) -> None:
@@ -184,26 +187,26 @@ def bench_browser(repeats: int) -> None:
             start = time.perf_counter()
             page.goto(f"{url}/multi_head_attention")
             wait_for_app(page)
-            page.wait_for_selector(GRID_CANVAS, timeout=60_000)
+            page.locator(GRID_CANVAS).wait_for(timeout=60_000)  # Playwright's CSS reaches into the shadow root
             report("first visit of the page (cold server, default prompt)", 1000 * (time.perf_counter() - start))
             box = page.locator('[data-testid="stSidebar"] textarea')
             box.fill(LONG_PROMPT)
             start = time.perf_counter()
             box.press("Control+Enter")
+            n_tokens = len(core.load_builtin("classic").tokenizer.encode(LONG_PROMPT))
             page.wait_for_function(  # the caption names the new token count once the rerun is drawn
-                f"() => document.body.innerText.includes('{len(core.load_builtin('classic').tokenizer.encode(LONG_PROMPT))} tokens')"
-                f" && !!document.querySelector('{GRID_CANVAS}')", timeout=60_000)
+                f"() => document.body.innerText.includes('{n_tokens} tokens')", timeout=60_000)
+            page.locator(GRID_CANVAS).wait_for(timeout=60_000)
             report("new 64-token prompt → whole page redrawn (model run included)",
                    1000 * (time.perf_counter() - start))
-            toggle = page.locator(".st-key-mha_grid label")
+            toggle = page.locator("[data-testid='mha-heads'] .mh-switch[data-knob='grid'] label")  # in the browser
             times = []
             for _ in range(repeats):
                 toggle.click()
-                page.wait_for_function(f"() => !document.querySelector('{GRID_CANVAS}')", timeout=30_000)
-                wait_for_app(page)
+                page.locator(GRID_CANVAS).wait_for(state="hidden", timeout=30_000)
                 start = time.perf_counter()
                 toggle.click()
-                page.wait_for_function(f"() => !!document.querySelector('{GRID_CANVAS}')", timeout=30_000)
+                page.locator(GRID_CANVAS).wait_for(state="visible", timeout=30_000)
                 page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
                 times.append(time.perf_counter() - start)
             report(f"grid shown → all {n_heads} heatmaps drawn (median of {repeats}; target ≤ 1000)",

@@ -1,11 +1,11 @@
 """Does a live training job slow the rest of the class? Another session's slider → chart, idle vs busy.
 
-    .venv/bin/python bench/training_isolation.py [--repeats 25] [--page logits_sampling] [--key logits_sampling_top_n]
+    .venv/bin/python bench/training_isolation.py [--repeats 25] [--page logits_sampling] [--key logits_sampling_n_samples]
 
 A real ``streamlit run`` server (``bench/interactions.start``, one torch thread) and two
 protocol-level clients (``bench/proto_client.py``, no browser):
 
-- student B moves a slider on another page (default: Logits & sampling's top-n, a fragment)
+- student B moves a slider on another page (default: Logits & sampling's number of draws, a fragment)
   ``--repeats`` times and the bench records the wall time until the server's script_finished;
 - then student A opens the Training page, sets the tiny preset to 3,000 steps and presses Start:
   the job runs in its own process (spawned, one thread, nice 10); A's status section polls
@@ -114,7 +114,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=25)
     parser.add_argument("--page", default="logits_sampling")
-    parser.add_argument("--key", default="logits_sampling_top_n")
+    parser.add_argument("--key", default="logits_sampling_n_samples")
     parser.add_argument("--seed", type=int, default=3)
     args = parser.parse_args()
     print(f"# training isolation: {args.page} / {args.key}, {args.repeats} moves idle and busy; load {load_average()}",

@@ -544,7 +544,9 @@ def test_crafted_clear_cache_from_one_session_does_not_unload_the_model_for_anot
     session._handle_rerun_script_request = lambda *_: None
     AppSession.handle_backmsg(session, received)
     assert resources.get_model("classic") is model  # the same object: nothing reloaded
-    at = other.toggle(key="mha_scores").set_value(True).run()  # the other student's next click
+    from core.lessons import head_analysis as ha
+
+    at = other.selectbox(key="mha_coref").set_value(ha.COREF_PAIRS[1].key).run()  # the other student's next click
     assert_clean(at)
     assert resources.get_model("classic") is model
 

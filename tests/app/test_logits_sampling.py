@@ -20,8 +20,10 @@ from tests.app.components import component_data, press
 from tests.app.conftest import assert_clean, chart_title, open_page, vega_charts_by_place, vega_spec
 
 PAGE = "logits_sampling"
-WIDGET_KEYS = ("logits_sampling_n_samples", "logits_sampling_top_n")
+WIDGET_KEYS: tuple[str, ...] = ()  # every control of this page answers in the browser now
 LAB = "logits_sampling_knobs"
+SOFTMAX = "logits_sampling_softmax"  # the softmax section: "Tokens to show (N)" in the browser
+DRAWS = "logits_sampling_draws"  # the seeded draws: "Number of draws N" in the browser
 DEFAULT_KNOBS = {"sampling_temperature": 1.0, "sampling_top_k": 0, "sampling_top_p": 1.0}
 
 
@@ -68,8 +70,13 @@ def test_renders_in_both_languages(lang: str) -> None:
     assert_clean(at)
     keys = {getattr(w, "key", None) for w in [*at.slider, *at.number_input]}
     assert set(WIDGET_KEYS) <= keys
-    assert not {"logits_sampling_temperature", "logits_sampling_top_k", "logits_sampling_top_p"} & keys  # in the browser now
-    assert len(at.get("vega_lite_chart")) >= 4  # top-N, histogram, lens grid, lens line
+    assert not {"logits_sampling_temperature", "logits_sampling_top_k", "logits_sampling_top_p",
+                "logits_sampling_top_n", "logits_sampling_n_samples"} & keys  # in the browser now
+    assert len(at.get("vega_lite_chart")) >= 2  # lens grid, lens line (the top-N bars and the draws: the browser's)
+    assert component_data(at, DRAWS)["labels"]["n_samples"] == t_(lang, "logits_sampling.n_samples")
+    softmax = component_data(at, SOFTMAX)
+    assert softmax["labels"]["top_n"] == t_(lang, "logits_sampling.top_n")
+    assert not [v for v in softmax["labels"].values() if "⟦" in v], "a softmax label is missing"
     title = "Logits" if lang == "en" else "Logits 与采样"
     assert title in at.title[0].value
     assert not at.warning and not at.error
@@ -97,16 +104,66 @@ def test_the_component_gets_the_exact_logits_and_the_shown_tokens() -> None:
     from core.engine.sampling import softmax
 
     probs = softmax(sent.astype(np.float64))
-    assert data["shown"]["ids"] == [int(i) for i in np.lexsort((np.arange(sent.size), -probs))[:10]]
+    # the 30 most probable: the browser shows the first N (the softmax section's, 10 by default)
+    assert data["shown"]["ids"] == [int(i) for i in np.lexsort((np.arange(sent.size), -probs))[:30]]
+    assert data["top_n"]["value"] == 10
     assert data["top_label"] == data["shown"]["labels"][0]
+
+
+def test_the_softmax_section_gets_the_top_30_as_core_computes_them() -> None:
+    """The browser shows the first N of these and 1 − their sum as the rest (tests/e2e checks
+    its numbers); here: what it gets is core's softmax and entropy of the whole vocabulary."""
+    import numpy as np
+
+    from core.engine.sampling import entropy_bits, softmax
+    from ui.resources import run_prompt
+
+    at = open_page(PAGE, lang="en")
+    data = component_data(at, SOFTMAX)
+    logits = run_prompt("classic", at.session_state["prompt"]).logits[-1].astype(np.float64)
+    probs = softmax(logits)
+    order = np.lexsort((np.arange(logits.size), -probs))[:30]
+    assert data["shown"]["ids"] == [int(i) for i in order]
+    assert data["probs"] == [float(p) for p in probs[order]]
+    assert data["logits"] == [float(v) for v in logits[order]]
+    assert data["entropy"] == entropy_bits(probs) and data["vocab_size"] == logits.size
+    assert {k: data["top_n"][k] for k in ("name", "value", "default", "min", "max")} == {
+        "name": "logits_sampling_top_n", "value": 10, "default": 10, "min": 5, "max": 30}
+    assert component_data(at, LAB)["top_n"]["name"] == "logits_sampling_top_n"  # the knobs' bars follow N
+
+
+@pytest.mark.parametrize(("sent", "kept"), [(12, 12), (30, 30), (4, 10), (31, 10), ("seven", 10), (True, 10), (7.5, 10), (None, 10)])
+def test_draw_commits_the_top_n_it_carries_and_rejects_bad_ones(sent: object, kept: int) -> None:
+    at = open_page(PAGE, lang="en")
+    press(at, LAB, {"kind": "draw", "knobs": {**DEFAULT_KNOBS, "logits_sampling_top_n": sent}})
+    assert_clean(at)
+    from ui import state
+
+    durable = state.durable_key("logits_sampling_top_n")
+    assert (at.session_state[durable] if durable in at.session_state else 10) == kept  # 10: never stored, the default
+    assert component_data(at, SOFTMAX)["top_n"]["value"] == kept
+
+
+@pytest.mark.parametrize(("linked", "shown"), [("17", 17), ("300", 10), ("x", 10)])
+def test_a_linked_top_n_reaches_the_browser_and_a_tampered_one_falls_back(linked: str, shown: int) -> None:
+    from tests.app.conftest import APP
+
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params.update({"logits_sampling_top_n": linked})
+    at.run()
+    at.switch_page(f"pages/{PAGE}.py").run()
+    assert not at.exception
+    assert component_data(at, SOFTMAX)["top_n"]["value"] == shown
+    assert component_data(at, LAB)["top_n"]["value"] == shown
 
 
 def test_defaults_show_the_full_vocabulary_and_the_seed_framing() -> None:
     at = open_page(PAGE, lang="en", prompt="法国的首都是")
     assert_clean(at)
-    # The tail bar says how many other tokens the softmax covers: the whole vocabulary.
-    top = _chart_titled(at, "next-token probabilities")
-    assert "of " in top["title"] and "(all other" in json.dumps(top, ensure_ascii=False)
+    # The tail bar's words say how many other tokens the softmax covers (the browser fills in N).
+    softmax = component_data(at, SOFTMAX)
+    assert softmax["labels"]["tail_label"] == "(all other {n} tokens)"
+    assert softmax["labels"]["chart_title"].startswith("Top {n} of {vocab}")
     seed_table = next(f.value for f in at.dataframe if "Textbook: probability" in f.value.columns)
     assert list(seed_table["Word"]) == ["巴黎", "伦敦", "柏林", "苹果"]
     assert list(seed_table["Textbook: probability"])[:2] == ["0.86", "0.04"]
@@ -114,7 +171,7 @@ def test_defaults_show_the_full_vocabulary_and_the_seed_framing() -> None:
     live = dict(zip(seed_table["Word"], seed_table["Live: probability"].astype(float)))
     assert list(seed_table["Live: rank"])[0] == 1
     assert live["巴黎"] > 0.5 > live["伦敦"]
-    assert _metric(at, "Most probable next token") == "巴黎"
+    assert softmax["shown"]["labels"][0] == "巴黎"  # the browser's "Most probable next token"
     # Knob defaults: T = 1, top-k off, top-p 1 (each default stays out of the link).
     assert _knob_values(at) == DEFAULT_KNOBS
     assert {k["name"]: k["default"] for k in component_data(at, LAB)["knobs"]} == DEFAULT_KNOBS
@@ -185,25 +242,52 @@ def t_(lang: str, key: str) -> str:
     return translate(key, lang)
 
 
-def test_samples_follow_the_seed_and_n() -> None:
+def _draws_of(at: AppTest) -> dict:
+    return component_data(at, DRAWS)
+
+
+def test_the_draws_are_cores_for_the_committed_knobs_and_the_seed() -> None:
+    """The browser gets sample(final, n=1000, seed) for the committed knobs; any N draws with that
+    seed are their first N (tests/unit checks that property; tests/e2e the histogram drawn)."""
+    import numpy as np
+
+    from core.engine.sampling import sample, sampling_steps
+    from ui.resources import run_prompt
+
     at = open_page(PAGE, lang="en")
-    first = _chart_titled(at, "draws with seed")
-    at.slider(key="logits_sampling_n_samples").set_value(1000).run()
+    logits = run_prompt("classic", at.session_state["prompt"]).logits[-1].astype(np.float64)
+    for knobs in ({}, {"temperature": 0.5, "top_k": 7}, {"temperature": 1.7, "top_p": 0.6}):
+        if knobs:
+            _draw(at, **knobs)
+        data = _draws_of(at)
+        knob = {**DEFAULT_KNOBS, **{f"sampling_{k}": v for k, v in knobs.items()}}
+        final = sampling_steps(logits, knob["sampling_temperature"], knob["sampling_top_k"] or None,
+                               knob["sampling_top_p"]).final_probs
+        assert data["draws"] == [int(i) for i in sample(final, n=1000, seed=0)]
+        order = np.lexsort((np.arange(final.size), -final))
+        assert data["top"] == [int(i) for i in order[final[order] > 0][:12]]
+        assert data["probs"] == {str(i): float(final[i]) for i in sorted(set(data["top"]) | set(data["draws"]))}
+        assert data["seed"] == 0 and data["bars"] == 12
+    at.number_input(key="w_seed").set_value(5).run()  # the sidebar's seed
     assert_clean(at)
-    thousand = _chart_titled(at, "draws with seed")
-    assert "1000 draws with seed 0" in chart_title(thousand)
-    assert first != thousand
-    # The same seed and N give the same histogram on a rerun.
-    at.run()
-    assert _chart_titled(at, "draws with seed") == thousand
+    assert _draws_of(at)["seed"] == 5
+    assert _draws_of(at)["draws"] == [int(i) for i in sample(final, n=1000, seed=5)]
 
 
 def test_greedy_draws_all_hit_the_top_token() -> None:
     at = open_page(PAGE, lang="en")
     _draw(at, temperature=0.0)
-    at.slider(key="logits_sampling_n_samples").set_value(300).run()
-    caption = next(c.value for c in at.caption if "came out" in c.value)
-    assert "came out 300 times; 1 different tokens" in caption
+    data = _draws_of(at)
+    assert set(data["draws"]) == {data["top"][0]} and data["top"] == data["top"][:1]
+
+
+@pytest.mark.parametrize(("sent", "kept"), [(300, 300), (1, 1), (0, 200), (1001, 200), ("lots", 200)])
+def test_draw_commits_the_number_of_draws_it_carries(sent: object, kept: int) -> None:
+    at = open_page(PAGE, lang="en")
+    press(at, LAB, {"kind": "draw", "knobs": {**DEFAULT_KNOBS, "logits_sampling_n_samples": sent}})
+    assert_clean(at)
+    assert _draws_of(at)["n_samples"]["value"] == kept
+    assert component_data(at, LAB)["extra"][0]["value"] == kept
 
 
 def test_logit_lens_has_one_row_per_layer_plus_the_embedding() -> None:
@@ -231,17 +315,12 @@ def test_modern_model_renders_too() -> None:
     assert "block 3" in json.dumps(spec, ensure_ascii=False)
 
 
-def test_the_temperature_changes_the_draws_data_not_their_layout() -> None:
-    """The browser keeps a chart's view only while the chart stays in its place with the same
-    spec text (then it swaps the data in): draws with another temperature change the histogram's
-    data, not its place or spec."""
+def test_the_temperature_changes_the_draws_not_the_page_layout() -> None:
+    """Draws with another temperature change the draws the browser gets, not the page's charts."""
     at = open_page(PAGE, lang="en")
     seen = {}
     for temperature in (1.0, 1.05, 0.0, 2.5):
         _draw(at, temperature=temperature)
-        seen[temperature] = vega_charts_by_place(at)
-    places = list(seen[1.0])
-    assert all(list(charts) == places for charts in seen.values())
-    draws = next(p for p in places if "draws with seed" in chart_title(vega_spec(seen[1.0][p])))
-    assert len({charts[draws].proto.spec for charts in seen.values()}) == 1
-    assert len({charts[draws].proto.datasets[0].data.data for charts in seen.values()}) == len(seen)
+        seen[temperature] = (list(vega_charts_by_place(at)), tuple(_draws_of(at)["draws"]))
+    assert len({repr(places) for places, _ in seen.values()}) == 1
+    assert len({draws for _, draws in seen.values()}) == len(seen)

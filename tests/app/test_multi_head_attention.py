@@ -99,15 +99,19 @@ def test_renders_in_both_languages(lang: str) -> None:
     assert_clean(at)
     assert translate("multi_head_attention.title", lang) in at.title[0].value
     assert at.selectbox(key="mha_coref") is not None
-    assert at.toggle(key="mha_scores") is not None and at.toggle(key="mha_grid") is not None
+    # the scores and grid switches are the browser's (flags as 1 / 0): no server toggle, no server grid
+    assert not [w for w in at.toggle if w.key in ("mha_scores", "mha_grid")]
     data = browser_heads(at)
     assert data["knobs"]["layer"] == {"name": "mha_layer", "value": 0, "default": 0}
+    assert data["knobs"]["scores"] == {"name": "mha_scores", "value": 0, "default": 0}
+    assert data["knobs"]["grid"] == {"name": "mha_grid", "value": 1, "default": 1}
     n = len(data["labels"])
     assert data["knobs"]["query"]["value"] == n - 1 == data["knobs"]["query"]["default"]  # the head view: the last token
     assert data["tokens"] == ["The", "␣capital", "␣of", "␣France", "␣is"]
     assert all("⟦" not in v for v in data["text"].values()), "a translation key is missing"
     assert data["text"]["query"] == translate("multi_head_attention.axis.query", lang)
-    assert len(grid_elements(at)) == 1, "the all-heads grid is one chart"
+    assert data["text"]["grid_chart"] == translate("multi_head_attention.grid.chart", lang).replace("⟦", "")
+    assert not grid_elements(at), "the all-heads grid is drawn in the browser (tests/e2e)"
     assert not at.get("plotly_chart")  # no Plotly in the browser
 
 
@@ -150,7 +154,7 @@ def test_a_new_prompt_starts_the_head_view_at_its_last_token() -> None:
     assert data["knobs"]["query"]["value"] == n - 1 and data["knobs"]["query"]["scope"] != first["scope"]
 
 
-def test_a_linked_head_and_the_scores_toggle_reach_the_browser() -> None:
+def test_a_linked_head_and_the_switches_reach_the_browser() -> None:
     from ui import state
 
     cfg = model().config
@@ -161,10 +165,16 @@ def test_a_linked_head_and_the_scores_toggle_reach_the_browser() -> None:
     assert_clean(at)
     data = browser_heads(at)
     assert (data["knobs"]["layer"]["value"], data["knobs"]["head"]["value"]) == (cfg.n_layer - 1, cfg.n_head - 1)
-    assert data["show_scores"] is False
-    at.toggle(key="mha_scores").set_value(True).run()
+    assert data["knobs"]["scores"]["value"] == 0 and data["knobs"]["grid"]["value"] == 1
+    at.session_state[state.durable_key("mha_scores")] = True  # as a link sets them
+    at.session_state[state.durable_key("mha_grid")] = False
+    at.run()
     assert_clean(at)
-    assert browser_heads(at)["show_scores"] is True
+    assert browser_heads(at)["knobs"]["scores"]["value"] == 1 and browser_heads(at)["knobs"]["grid"]["value"] == 0
+    at.session_state[state.durable_key("mha_scores")] = "maybe"  # a tampered value: the default
+    at.run()
+    assert not at.exception
+    assert browser_heads(at)["knobs"]["scores"]["value"] == 0
     at.session_state[state.durable_key("mha_head")] = 200  # a bigger model's head: the default
     at.run()
     assert not at.exception
@@ -199,7 +209,9 @@ def test_layer_and_head_choice_and_scores_toggle() -> None:
     assert (frame.loc[frame["masked"], "shown"] == "−∞").all()
 
 
+@pytest.mark.usefixtures("server_pickers")
 def test_grid_holds_every_head_with_its_label() -> None:
+    """The server's grid (a prompt too long for the browser; the browser's grid: tests/e2e)."""
     at = open_page(PAGE, prompt=PROMPT)
     cfg = model().config
     cells = grid_cells(at)
@@ -217,13 +229,18 @@ def test_grid_holds_every_head_with_its_label() -> None:
     (element,) = grid_elements(at)
     axes = json.loads(element.proto.spec)["layer"][0]["encoding"]
     assert "Layer 0" in axes["y"]["axis"]["labelExpr"] and '"H3"' in axes["x"]["axis"]["labelExpr"]
-    # The labels live in the browser's layers × heads radio group: each button its head's label and top score.
+    at.toggle(key="mha_grid").set_value(False).run()
+    assert not grid_elements(at)
+
+
+def test_the_browser_gets_every_heads_label() -> None:
+    """The labels live in the browser's radio group and grid: each its head's label and top score."""
+    at = open_page(PAGE, prompt=PROMPT)
+    behaviours = ha.label_heads(ha.stack_patterns(trace_of(PROMPT), model().config.n_layer))
     picked = browser_heads(at)["behaviours"]
     assert [b["label"] for b in picked] == [
         translate(f"multi_head_attention.behaviour.{b.label}", "en") + ("" if np.isnan(b.score) else f" {b.score:.2f}")
         for b in behaviours]
-    at.toggle(key="mha_grid").set_value(False).run()
-    assert not grid_elements(at)
 
 
 @pytest.mark.usefixtures("server_pickers")
@@ -282,7 +299,9 @@ def test_bad_prompts_get_a_message(lang: str) -> None:
         assert at.warning
 
 
+@pytest.mark.usefixtures("server_pickers")
 def test_one_token_prompt_and_a_long_prompt() -> None:
+    """The server's grid, for prompts too long for the browser (here: forced by the fixture)."""
     at = open_page(PAGE, prompt="The")
     assert_clean(at)
     long_prompt = long_prompt_of(64)

@@ -158,15 +158,15 @@ def test_crafted_prompt_preset_keeps_the_prompt(monkeypatch: pytest.MonkeyPatch)
 
 SETTINGS: tuple[tuple[str, str, str, Any], ...] = (
     # page, widget kind, widget key, a value that is not the default
-    ("multi_head_attention", "toggle", "mha_scores", True),
+    # mha_scores, mha_grid: switches drawn in the browser now (ui.components.mha_heads; tests/e2e).
     # pe_d_model, pe_position, sa_scale, sa_mask: knobs drawn in the browser now (ui.components.lessons);
     # tests/e2e/test_state_links.py and test_lesson_knobs.py keep them across page changes.
     ("self_attention", "text_input", "sa_tokens", "I like cats"),
     ("self_attention", "slider", "sa_dk", 64),
     ("embeddings", "toggle", "embeddings_lab_normalise", True),
     ("embeddings", "slider", "embeddings_nn_k", 5),
-    ("logits_sampling", "slider", "logits_sampling_top_n", 12),
-    ("logits_sampling", "slider", "logits_sampling_n_samples", 500),  # the sampling knobs: tests/e2e/test_sampling_knobs.py
+    # logits_sampling_top_n, logits_sampling_n_samples and the sampling knobs: drawn in the browser
+    # now (tests/e2e/test_sampling_knobs.py keeps them across page changes).
     ("generation", "slider", "generation_max_new", 7),
     ("tokenization", "number_input", "tok_num_merges", 20),
     ("tokenization", "radio", "tok_mode", "gpt"),
@@ -221,7 +221,7 @@ def test_link_values_open_the_same_view() -> None:
     at.switch_page("pages/multi_head_attention.py").run()
     assert_clean(at)
     assert at.session_state[state.durable_key("mha_layer")] == 1  # the browser's head picker starts there
-    assert at.toggle(key="mha_scores").value is True
+    assert at.session_state[state.durable_key("mha_scores")] is True  # the browser's scores switch starts on
 
 
 def test_tampered_link_values_fall_back_with_a_note() -> None:

@@ -105,12 +105,12 @@ def test_multi_head_heatmap_tooltip_grid_and_coreference(page: Page, app_url: st
     page.set_viewport_size({"width": 1440, "height": 3200})
     open_page(page, app_url, "multi_head_attention")
     set_prompt(page, COREF_ZH)
-    wait_for_charts(page, 2)
-    expect(page.locator(GRID_CANVAS)).to_have_count(1)  # the all-heads grid: one Vega canvas
+    wait_for_charts(page, 1)  # the coreference chart (the heads and their grid: the browser's component)
+    expect(page.locator(GRID_CANVAS)).to_have_count(1)  # the all-heads grid: one canvas
     assert page.locator('[data-testid="stPlotlyChart"], .js-plotly-plot').count() == 0  # Plotly never loads
     # Hover the lower left of the enlarged heatmap (drawn in the browser: ui/components/mha_heads):
     # the tooltip shows the exact weight.
-    heatmap = page.locator("[data-testid='mha-heads'] canvas")
+    heatmap = page.locator("[data-testid='mha-heads'] .mh-stage > canvas.mh-canvas:not(.mh-grid-canvas)")
     heatmap.scroll_into_view_if_needed()
     box = heatmap.bounding_box()
     assert box is not None
@@ -130,9 +130,9 @@ def test_multi_head_in_chinese_light_and_dark(browser: Browser, app_url: str, sc
         open_page(page, app_url, "multi_head_attention")
         switch_to_chinese(page)
         set_prompt(page, COREF_ZH)
-        wait_for_charts(page, 2)
+        wait_for_charts(page, 1)
         body = page.inner_text("body")
-        assert s["multi_head_attention.grid.title"] in body and "苹果" in body
+        assert s["multi_head_attention.grid.title"] in page.locator(HEADS).inner_text() and "苹果" in body
         page.screenshot(path=str(screenshot_dir / f"multi_head_attention.zh.{scheme}.png"))
         assert_no_error(page)
         context.close()
@@ -147,17 +147,17 @@ def test_grid_of_a_64_token_prompt(page: Page, app_url: str, screenshot_dir: Pat
     page.set_viewport_size({"width": 1440, "height": 2200})
     open_page(page, app_url, "multi_head_attention")
     set_prompt(page, LONG_PROMPT)
-    toggle = page.locator(".st-key-mha_grid label")
+    toggle = page.locator(f"{HEADS} .mh-switch[data-knob='grid'] label")  # the browser's switch
     toggle.click()  # hide the grid …
-    wait_for_app(page)
-    expect(page.locator(GRID_CANVAS)).to_have_count(0)
+    expect(page.locator(GRID_CANVAS)).to_be_hidden()
     start = time.perf_counter()
     toggle.click()  # … and time how long it takes to come back, fully drawn
     page.locator(GRID_CANVAS).scroll_into_view_if_needed()
-    # Drawn: one image of every head's visible triangle; at least a third of the triangles'
-    # area in blue (the weights' colours) on the canvas.
+    # Drawn: every head's visible triangle; at least a third of the triangles' area in blue (the
+    # weights' colours) on the canvas (found through the component's shadow root).
     page.wait_for_function(f"""() => {{
-        const c = document.querySelector('{GRID_CANVAS}');
+        const roots = [document, ...[...document.querySelectorAll('*')].map(e => e.shadowRoot).filter(Boolean)];
+        const c = roots.map(r => r.querySelector('.mh-grid-canvas')).find(Boolean);
         if (!c || !c.width) return false;
         const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
         let blue = 0;
@@ -172,8 +172,8 @@ def test_grid_of_a_64_token_prompt(page: Page, app_url: str, screenshot_dir: Pat
 
 
 def test_the_grid_tells_each_cells_head_and_tokens_on_hover(page: Page, app_url: str) -> None:
-    """A short prompt's grid is one rectangle per cell: hovering one names its head, its query
-    and key tokens and the weight."""
+    """The grid (the browser's canvas): hovering a cell names its head, its query and key tokens
+    and the weight."""
     s = load_strings("en")
     page.set_viewport_size({"width": 1440, "height": 1600})
     open_page(page, app_url, "multi_head_attention")
@@ -181,21 +181,20 @@ def test_the_grid_tells_each_cells_head_and_tokens_on_hover(page: Page, app_url:
     grid.scroll_into_view_if_needed()
     box = grid.bounding_box()
     assert box is not None
-    tooltip = page.locator("#vg-tooltip-element")
-    # The first panel sits at the top left: scan its area until a cell answers.
-    for fy in (0.2, 0.15, 0.25, 0.1):
-        for fx in (0.05, 0.08, 0.11, 0.14):
-            page.mouse.move(box["x"] + box["width"] * fx, box["y"] + box["height"] * fy)
-            page.wait_for_timeout(150)
-            if tooltip.is_visible() and "L0 H0" in tooltip.inner_text():
-                text = tooltip.inner_text()
-                assert s["multi_head_attention.axis.query"] in text and s["multi_head_attention.axis.key"] in text
-                assert s["multi_head_attention.kind.weights"] in text
-                return
-    raise AssertionError("no cell of the first head answered on hover")
+    tooltip = page.locator(f"{HEADS} .mh-grid-tip")
+    # The first panel's bottom-left cell (the last query, the first key): from the drawn layout.
+    g = grid.evaluate("c => c.closest('.mh').tjGrid")
+    page.mouse.move(box["x"] + g["left"] + g["panel"] / g["n"] / 2,
+                    box["y"] + g["top"] + g["labelH"] + g["panel"] - g["panel"] / g["n"] / 2)
+    expect(tooltip).to_be_visible(timeout=5_000)
+    text = tooltip.inner_text()
+    assert "L0 H0" in text
+    assert s["multi_head_attention.axis.query"] in text and s["multi_head_attention.axis.key"] in text
+    assert s["multi_head_attention.kind.weights"] in text
 
 
-GRID_CANVAS = ".st-key-mha_grid_box canvas"
+HEADS = "[data-testid='mha-heads']"
+GRID_CANVAS = f"{HEADS} .mh-grid-canvas"  # the all-heads grid, drawn by the browser's component
 
 # 64 tokens of corpus-style text in both languages (the count is checked in the test).
 LONG_PROMPT = (

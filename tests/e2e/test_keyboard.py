@@ -53,9 +53,7 @@ MAIN_CONTROLS: dict[str, MainControl] = {
     "generation": MainControl("temperature", ("ArrowLeft",)),
     "training": MainControl("train_p", ("ArrowLeft",)),
 }
-# Logits & sampling: Temperature is the 6th stop (Tokens to show, two metrics' help buttons and
-# its own help stand before it; the chart table disclosure is next): bring it forward, then drop this.
-MAIN_WITHIN_EXCEPTIONS = {"logits_sampling": 6}
+MAIN_WITHIN_EXCEPTIONS: dict[str, int] = {}  # a page whose main control may stand further away
 
 # Reads the focused element (through open shadow roots: the components draw in them).
 _FOCUSED = """() => {

@@ -103,7 +103,7 @@ def test_arrow_keys_pick_heads_in_the_browser_and_show_the_trace(page: Page, app
         assert w == f"{pattern[h, 2, k]:.4f}", (h, k, w)
     expect(page.locator(f"{HEADS} .mh-view .mh-title")).to_contain_text(f"Layer {layer}")
     # the keyboard's cell cursor shows a cell's exact value in the tooltip
-    canvas = page.locator(f"{HEADS} canvas")
+    canvas = page.locator(f"{HEADS} canvas.mh-canvas:not(.mh-grid-canvas)")  # the enlarged head (not the grid)
     canvas.focus()
     page.keyboard.press("ArrowDown")
     page.keyboard.press("ArrowRight")
@@ -120,20 +120,111 @@ def test_arrow_keys_pick_heads_in_the_browser_and_show_the_trace(page: Page, app
     assert_no_error(page)
 
 
-def test_scores_toggle_shows_the_scores_of_the_picked_head(page: Page, app_url: str) -> None:
+def _grid_tip(page: Page, layer: int, head: int, q: int, k: int) -> str:
+    """Hover the grid's cell (query q, key k) of a head; return the tooltip's text."""
+    canvas = page.locator(f"{HEADS} .mh-grid-canvas")
+    canvas.scroll_into_view_if_needed()
+    x, y = canvas.evaluate("""(c, [l, h, q, k]) => {
+        // the component's layout (mha_heads.ts drawGrid): read back from the canvas's size
+        const g = c.closest('.mh').tjGrid;
+        const n = g.n, box = c.getBoundingClientRect();
+        return [box.left + g.left + h * (g.panel + g.gap) + (k + 0.5) * g.panel / n,
+                box.top + g.top + l * (g.panel + g.labelH + g.gap) + g.labelH + (q + 0.5) * g.panel / n];
+    }""", [layer, head, q, k])
+    page.mouse.move(x, y)
+    tip = page.locator(f"{HEADS} .mh-grid-tip")
+    expect(tip).to_be_visible()
+    assert (tip.get_attribute("data-q"), tip.get_attribute("data-k")) == (str(q), str(k))
+    return tip.inner_text()
+
+
+def test_the_switches_answer_in_the_browser_with_the_trace_values(page: Page, app_url: str) -> None:
+    """The scores switch and the grid switch (mouse, keyboard, touch-sized): no frame; the enlarged
+    head's numbers, the grid's cells and its colour bound are the trace's (random cells)."""
+    sent = _count_frames(page)
     _open(page, f"{app_url}/multi_head_attention?mha_layer=2&mha_head=3")
     root = page.locator(HEADS)
     expect(root).to_have_attribute("data-layer", "2")
-    page.locator(".st-key-mha_scores label").click()  # the page's own toggle (it redraws the grid too)
-    wait_for_app(page)
+    page.wait_for_timeout(1000)
+    before = sent[0]
+    trace = _trace(PROMPT)
+    cfg = core.load_builtin("classic").config
+    expect(root).to_have_attribute("data-grid", "1")
+    page.locator(f"{HEADS} .mh-switch[data-knob='scores'] label").click()  # mouse, on its label
     expect(root).to_have_attribute("data-scores", "1")
     expect(root).to_have_attribute("data-head", "3")
-    scores = _trace(PROMPT)[names.act_name("attn_scores", layer=2)][3]
+    scores = trace[names.act_name("attn_scores", layer=2)][3]
     rows = _numbers(page)
     for q in range(len(rows)):
         for k in range(q + 1):
             assert rows[q][k] == f"{scores[q, k]:.4f}", (q, k)
         assert all(cell == "-inf" for cell in rows[q][q + 1:])
+    # the grid: one colour scale over ± the largest visible |score| of every head (as the server's)
+    all_scores = np.stack([trace[names.act_name("attn_scores", layer=layer)] for layer in range(cfg.n_layer)])
+    n = all_scores.shape[-1]
+    visible = all_scores[:, :, np.tril(np.ones((n, n), dtype=bool))]
+    bound = float(page.locator(f"{HEADS} .mh-grid-canvas").get_attribute("data-bound") or 0)
+    assert bound == pytest.approx(float(np.abs(visible[np.isfinite(visible)]).max()), rel=1e-6)
+    rng = random.Random(43)
+    for _ in range(6):
+        layer, head = rng.randrange(cfg.n_layer), rng.randrange(cfg.n_head)
+        q = rng.randrange(n)
+        k = rng.randrange(q + 1)
+        assert f"{all_scores[layer, head, q, k]:.4f}" in _grid_tip(page, layer, head, q, k), (layer, head, q, k)
+    # keyboard: Space on the focused switch turns the scores off again; the grid shows weights
+    page.locator(f"{HEADS} #mh-scores").focus()
+    page.keyboard.press("Space")
+    expect(root).to_have_attribute("data-scores", "0")
+    patterns = np.stack([trace[names.act_name("pattern", layer=layer)] for layer in range(cfg.n_layer)])
+    assert f"{patterns[1, 2, 3, 1]:.4f}" in _grid_tip(page, 1, 2, 3, 1)
+    # a click on a grid panel picks that head
+    _grid_tip(page, 0, 1, 2, 0)
+    page.mouse.down()
+    page.mouse.up()
+    expect(root).to_have_attribute("data-layer", "0")
+    expect(root).to_have_attribute("data-head", "1")
+    # the grid switch hides and shows the grid
+    grid_switch = page.locator(f"{HEADS} #mh-grid")
+    grid_switch.focus()
+    page.keyboard.press("Space")
+    expect(root).to_have_attribute("data-grid", "0")
+    expect(page.locator(f"{HEADS} .mh-grid-canvas")).to_be_hidden()
+    assert parse_qs(urlparse(page.url).query).get("mha_grid") == ["0"]
+    page.locator(f"{HEADS} .mh-switch[data-knob='grid'] label").click()
+    expect(root).to_have_attribute("data-grid", "1")
+    expect(page.get_by_label(load_strings("en")["multi_head_attention.show_scores"])).to_have_count(1)
+    page.wait_for_timeout(1000)
+    assert sent[0] == before, f"the switches sent {sent[0] - before} frames"
+    assert_no_error(page)
+
+
+def test_the_switches_survive_a_page_change_and_come_back_from_a_link(browser: Browser, app_url: str) -> None:
+    context = browser.new_context()
+    page = context.new_page()
+    _open(page, f"{app_url}/multi_head_attention")
+    page.locator(f"{HEADS} .mh-switch[data-knob='scores'] label").click()
+    page.locator(f"{HEADS} .mh-switch[data-knob='grid'] label").click()
+    query = parse_qs(urlparse(page.url).query)
+    assert query.get("mha_scores") == ["1"] and query.get("mha_grid") == ["0"], page.url
+    link = page.url
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    sidebar.get_by_role("link", name=load_strings("en")["nav.embeddings"]).first.click()
+    wait_for_app(page)
+    sidebar.get_by_role("link", name=load_strings("en")["nav.multi_head_attention"]).first.click()
+    wait_for_app(page)
+    expect(page.locator(HEADS)).to_have_attribute("data-scores", "1", timeout=60_000)
+    expect(page.locator(HEADS)).to_have_attribute("data-grid", "0")
+    fresh = browser.new_context().new_page()
+    _open(fresh, link)
+    expect(fresh.locator(HEADS)).to_have_attribute("data-scores", "1")
+    expect(fresh.locator(HEADS)).to_have_attribute("data-grid", "0")
+    fresh.context.close()
+    other = browser.new_context().new_page()
+    _open(other, f"{app_url}/multi_head_attention?mha_scores=yes&mha_grid=7")
+    expect(other.locator(HEADS)).to_have_attribute("data-scores", "0")  # tampered: the defaults
+    expect(other.locator(HEADS)).to_have_attribute("data-grid", "1")
+    other.context.close()
+    context.close()
 
 
 def test_the_pick_survives_a_page_change_and_comes_back_from_a_link(browser: Browser, app_url: str) -> None:

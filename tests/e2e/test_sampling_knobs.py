@@ -261,3 +261,161 @@ def test_values_survive_a_page_change_and_come_back_from_a_link(page: Page, app_
         assert_no_error(phone)
     finally:
         other.close()
+
+
+SOFTMAX = ".st-key-logits_sampling_softmax .sl"  # the softmax section: "Tokens to show (N)"
+
+
+def _softmax_shown(page: Page) -> dict:
+    return page.locator(SOFTMAX).evaluate("""root => ({
+        n: Number(root.dataset.topN),
+        ids: [...root.querySelectorAll('.sl-row[data-id]')].map(r => Number(r.dataset.id)),
+        probs: [...root.querySelectorAll('.sl-row[data-p]')].map(r => Number(r.dataset.p)),
+        tail: Number(root.querySelector('.sl-metrics').dataset.tail),
+        metrics: Object.fromEntries([...root.querySelectorAll('.sl-metric')].map(
+            m => [m.dataset.metric, m.querySelector('.sl-metric-value').textContent])),
+        title: root.querySelector('.sl-title').textContent,
+    })""")
+
+
+def test_top_n_answers_in_the_browser_with_core_numbers(page: Page, app_url: str, browser: Browser) -> None:
+    """"Tokens to show (N)": the bars, the rest's mass and the knobs' bars follow N (mouse,
+    keyboard, random values) with core's numbers and no frame; N survives a page change and comes
+    back from the link; a tampered N in a link falls back to the default."""
+    from core.engine.sampling import entropy_bits, softmax
+
+    sent = _count_frames(page)
+    _open(page, f"{app_url}/logits_sampling?prompt={quote(PROMPT)}", lab=SOFTMAX)
+    page.wait_for_timeout(1000)
+    frames = sent[0]
+    probs = softmax(_logits(page))
+    order = np.lexsort((np.arange(probs.size), -probs))
+    start = _softmax_shown(page)
+    assert start["n"] == 10 and start["ids"] == [int(i) for i in order[:10]]
+    assert start["metrics"]["entropy"] == f"{entropy_bits(probs):.2f}"
+    rng = np.random.default_rng(44)
+    for n in [5, 30, *(int(v) for v in rng.integers(5, 31, size=8))]:
+        _set(page, SOFTMAX, "top_n", str(n))
+        shown = _softmax_shown(page)
+        top = order[:n]
+        assert shown["n"] == n and shown["ids"] == [int(i) for i in top]
+        np.testing.assert_allclose(shown["probs"][:-1], probs[top], rtol=1e-12, atol=0)
+        tail = float(1.0 - probs[top].sum())  # as the page's Python computed it
+        assert abs(shown["tail"] - tail) < 1e-12 and shown["probs"][-1] == shown["tail"]
+        assert shown["metrics"]["tail"] == f"{tail:.4f}" and shown["metrics"]["top_prob"] == f"{probs[order[0]]:.4f}"
+        assert shown["title"].startswith(f"Top {n} of {probs.size:,}")
+        assert _shown(page)["ids"] == [int(i) for i in top]  # the knobs' bars below show the same N
+    # Keyboard and mouse on the slider itself.
+    slider = page.locator(f"{SOFTMAX} .knob[data-knob='top_n'] input")
+    slider.focus()
+    page.keyboard.press("ArrowLeft")
+    page.keyboard.press("ArrowLeft")
+    n = _softmax_shown(page)["n"]
+    box = slider.bounding_box()
+    assert box
+    page.mouse.click(box["x"] + box["width"] * 0.98, box["y"] + box["height"] / 2)
+    assert _softmax_shown(page)["n"] >= 29 > n
+    expect(page.get_by_label("Tokens to show (N)")).to_have_count(1)
+    _set(page, SOFTMAX, "top_n", "13")
+    page.wait_for_timeout(800)
+    assert sent[0] == frames, "moving N sent a message to the server"
+    assert _query(page).get("logits_sampling_top_n") == "13"
+    link = page.url
+    # Another page and back in this session: N is still 13.
+    page.locator('[data-testid="stSidebar"]').get_by_role("link", name="Generation").first.click()
+    wait_for_app(page)
+    page.locator('[data-testid="stSidebar"]').get_by_role("link", name="Logits").first.click()
+    wait_for_app(page)
+    expect(page.locator(SOFTMAX)).to_be_visible(timeout=60_000)
+    assert _softmax_shown(page)["n"] == 13 and len(_shown(page)["ids"]) == 13
+    # The link in a new browser (empty sessionStorage) opens N = 13; a tampered N falls back to 10.
+    other = browser.new_context()
+    try:
+        fresh = other.new_page()
+        _open(fresh, link, lab=SOFTMAX)
+        assert _softmax_shown(fresh)["n"] == 13
+        _open(fresh, link.replace("logits_sampling_top_n=13", "logits_sampling_top_n=999"), lab=SOFTMAX)
+        assert _softmax_shown(fresh)["n"] == 10
+        assert_no_error(fresh)
+    finally:
+        other.close()
+
+
+DRAWS = ".st-key-logits_sampling_draws .sl"  # the seeded draws: "Number of draws N"
+
+
+def _histogram(page: Page) -> dict:
+    return page.locator(DRAWS).evaluate("""root => ({
+        n: Number(root.dataset.n),
+        ids: [...root.querySelectorAll('.sl-row[data-id]')].map(r => r.dataset.id),
+        counts: [...root.querySelectorAll('.sl-row[data-id]')].map(r => Number(r.dataset.count)),
+        observed: [...root.querySelectorAll('.sl-row[data-id]')].map(r => Number(r.dataset.observed)),
+        expected: [...root.querySelectorAll('.sl-row[data-id]')].map(r => Number(r.dataset.expected)),
+        caption: root.querySelector('.sl-caption').textContent,
+        title: root.querySelector('.sl-title').textContent,
+    })""")
+
+
+def test_number_of_draws_answers_in_the_browser_with_cores_draws(page: Page, app_url: str, browser: Browser) -> None:
+    """"Number of draws N": the histogram equals core's sample(final, n, seed) for random N and
+    committed knobs, with no frame (mouse, keyboard); Draw carries N; N survives a page change,
+    comes back from the link, and a tampered N falls back."""
+    from core.engine.sampling import sample
+
+    sent = _count_frames(page)
+    _open(page, f"{app_url}/logits_sampling?prompt={quote(PROMPT)}&sampling_temperature=1.5&sampling_top_k=9",
+          lab=DRAWS)
+    page.wait_for_timeout(1000)
+    frames = sent[0]
+    final = sampling_steps(_logits(page), 1.5, 9, 1.0).final_probs  # the committed knobs (from the link)
+    order = np.lexsort((np.arange(final.size), -final))
+    top = [int(i) for i in order[final[order] > 0][:12]]
+    rng = np.random.default_rng(45)
+    for n in [1, 1000, 200, *(int(v) for v in rng.integers(1, 1001, size=8))]:
+        _set(page, DRAWS, "n_samples", str(n))
+        shown = _histogram(page)
+        counts = np.bincount(sample(final, n=n, seed=0), minlength=final.size)
+        ids = top + [int(i) for i in np.flatnonzero(counts) if int(i) not in top][: max(0, 12 - len(top))]
+        rest = n - int(counts[ids].sum())
+        rest_p = max(0.0, 1.0 - sum(float(final[i]) for i in ids))
+        expect_ids = [str(i) for i in ids] + (["other"] if rest > 0 or rest_p > 1e-6 else [])
+        assert shown["n"] == n and shown["ids"] == expect_ids, n
+        assert shown["counts"][: len(ids)] == [int(counts[i]) for i in ids], n
+        assert shown["observed"][: len(ids)] == [counts[i] / n for i in ids]
+        np.testing.assert_array_equal(shown["expected"][: len(ids)], final[ids])
+        most = int(np.argmax(counts))
+        assert f"came out {int(counts[most])} times; {int((counts > 0).sum())} different tokens" in shown["caption"]
+        assert shown["title"].startswith(f"{n} draws with seed 0")
+    slider = page.locator(f"{DRAWS} .knob[data-knob='n_samples'] input")
+    slider.focus()
+    page.keyboard.press("ArrowLeft")
+    n = _histogram(page)["n"]
+    box = slider.bounding_box()
+    assert box
+    page.mouse.click(box["x"] + box["width"] * 0.5, box["y"] + box["height"] / 2)
+    assert _histogram(page)["n"] != n
+    _set(page, DRAWS, "n_samples", "321")
+    page.wait_for_timeout(800)
+    assert sent[0] == frames, "moving N sent a message to the server"
+    assert _query(page).get("logits_sampling_n_samples") == "321"
+    # Draw carries it (the server commits it: the next run's data holds 321).
+    page.locator(f"{LOGITS_LAB} button[data-action='draw']").click()
+    wait_for_app(page)
+    assert _histogram(page)["n"] == 321
+    link = page.url
+    page.locator('[data-testid="stSidebar"]').get_by_role("link", name="Generation").first.click()
+    wait_for_app(page)
+    page.locator('[data-testid="stSidebar"]').get_by_role("link", name="Logits").first.click()
+    wait_for_app(page)
+    expect(page.locator(DRAWS)).to_be_visible(timeout=60_000)
+    assert _histogram(page)["n"] == 321
+    other = browser.new_context()
+    try:
+        fresh = other.new_page()
+        _open(fresh, link, lab=DRAWS)
+        assert _histogram(fresh)["n"] == 321
+        _open(fresh, link.replace("logits_sampling_n_samples=321", "logits_sampling_n_samples=-4"), lab=DRAWS)
+        assert _histogram(fresh)["n"] == 200
+        assert_no_error(fresh)
+    finally:
+        other.close()

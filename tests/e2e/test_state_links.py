@@ -115,12 +115,11 @@ def test_each_page_keeps_its_controls(page: Page, app_url: str) -> None:
     wait_for_app(page)
     changes = (
         ("positional_encoding", "slider", "pe_d_model"),
-        ("multi_head_attention", "toggle", "mha_scores"),
         ("self_attention", "toggle", "sa_scale"),
         ("embeddings", "toggle", "embeddings_lab_normalise"),
-        ("logits_sampling", "slider", "logits_sampling_top_n"),
         ("generation", "slider", "generation_max_new"),
-    )  # the merge step answers in the browser: tests/e2e/test_tokenization.py checks it survives
+    )  # the merge step answers in the browser: tests/e2e/test_tokenization.py checks it survives;
+    # so do Logits' top-N (test_sampling_knobs.py) and Multi-head's switches (test_multi_head_attention.py)
     for page_id, kind, key in changes:
         _go(page, page_id)
         page.locator(_control(key)).first.scroll_into_view_if_needed()

@@ -2,24 +2,24 @@
 draws, and the logit lens.
 
 The knobs are temperature -> top-k -> top-p -> renormalise (``core.engine.sampling``); the lens
-is ``core.lessons.logit_lens``. The knobs answer in the browser (``ui.components.sampling_lab``:
-no server run while they move); their values reach the server with "Draw", which commits them
-(session state and link) and reruns the seeded draws. Sections 1-3 are one fragment (the top-n
-choice feeds the knobs' bars), with sections 2-3 a fragment inside it: Draw or N reruns only
-sections 2-3, the top-n slider 1-3, never the sidebar or the logit lens. The sidebar prompt reruns the page; the trace
-is shared, so that costs one forward per new prompt.
+is ``core.lessons.logit_lens``. The knobs and the softmax section's "Tokens to show (N)" answer
+in the browser (``ui.components.sampling_lab``: no server run while they move); their values
+reach the server with "Draw", which commits them (session state and link) and reruns the seeded
+draws. The number of draws answers in the browser too (the 1000 draws of the committed knobs
+are sent once; N draws are their first N). Sections 2-3 are a fragment: Draw reruns only them,
+never the sidebar or the logit lens. The sidebar prompt reruns the page; the trace is shared, so that
+costs one forward per new prompt.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core.engine.sampling import SamplingSteps, entropy_bits, sample, sampling_steps, softmax
+from core.engine.sampling import SamplingSteps, entropy_bits, sampling_steps, softmax
 from core.lessons.logit_lens import EMBEDDING_STAGE, LogitLens, logit_lens
 from ui import state
 from ui.components import sampling_lab
@@ -27,18 +27,14 @@ from ui.charts.output import (
     cached,
     final_token_by_stage_chart,
     logit_lens_chart,
-    sample_histogram_chart,
     show,
     token_labels,
-    top_tokens_chart,
 )
 from ui.i18n import t
 from ui.page import Page
 from ui.resources import get_model, memo, run_prompt
 from ui.text import escape_markdown
 
-MAX_SAMPLES = 1000
-HISTOGRAM_TOKENS = 12  # bars in the sample histogram; the rest is one "other" bar
 
 # The seeds' illustration for 法国的首都是: logits and probabilities (巴黎 high, 伦敦 lower).
 SEED_CANDIDATES_ZH: tuple[tuple[str, str, str], ...] = (
@@ -75,38 +71,19 @@ def lens_for(model_name: str, prompt: str, k: int) -> LogitLens:
 # --- 1. logits -> softmax -----------------------------------------------------------------------
 
 
-@st.fragment
 def controls_section(page: Page, last: LastPosition) -> None:
-    """Softmax, the knobs and the seeded draws: the top-n choice and the knobs feed all three."""
+    """Softmax, the knobs and the seeded draws. The softmax section answers in the browser
+    (``sampling_lab.softmax``: its "Tokens to show" knob redraws the bars and metrics and the
+    knobs' bars below, with no message to the server); it gets the top ``TOP_N.high`` tokens once."""
     tokenizer, vocab, probs = page.loaded.tokenizer, page.config.vocab_size, last.probs
     st.header(t("logits_sampling.head.softmax"))
     st.markdown(t("logits_sampling.softmax.explain", d_model=page.config.d_model, vocab=vocab,
                   last=escape_markdown(token_labels(tokenizer, [page.run.ids[-1]])[0])))
-    top_n = st.slider(t("logits_sampling.top_n"), min_value=5, max_value=30, step=1,
-                      **state.bind("logits_sampling_top_n"), help=t("logits_sampling.top_n.help"))
-    top_ids = [int(i) for i in last.ranking[:top_n]]
+    top_ids = [int(i) for i in last.ranking[:int(sampling_lab.TOP_N.high)]]
     top_labels = token_labels(tokenizer, top_ids)
-    tail_mass = float(1.0 - probs[top_ids].sum())
-
-    cols = st.columns(4)
-    cols[0].metric(t("logits_sampling.metric.top_token"), top_labels[0])
-    cols[1].metric(t("logits_sampling.metric.top_prob"), f"{probs[top_ids[0]]:.4f}")
-    cols[2].metric(t("logits_sampling.metric.tail"), f"{tail_mass:.4f}",
-                   help=t("logits_sampling.metric.tail.help", n=vocab - top_n))
-    cols[3].metric(t("logits_sampling.metric.entropy"), f"{entropy_bits(probs):.2f}",
-                   help=t("logits_sampling.metric.entropy.help", max=f"{np.log2(vocab):.1f}"))
-
-    show(
-        cached(
-            top_tokens_chart,
-            top_labels, probs[top_ids], t("logits_sampling.tail_label", n=f"{vocab - top_n:,}"), tail_mass,
-            title=t("logits_sampling.chart.top.title", n=top_n, vocab=f"{vocab:,}"),
-            x_title=t("logits_sampling.axis.prob"), y_title=t("logits_sampling.axis.token"),
-            kind_title=t("logits_sampling.legend.kind"), kind_top=t("logits_sampling.legend.top", n=top_n),
-            kind_tail=t("logits_sampling.legend.tail"), logits=last.logits[top_ids],
-            logit_title=t("logits_sampling.axis.logit"),
-        ),
-    )
+    sampling_lab.softmax(key="logits_sampling_softmax", shown_ids=top_ids, shown_labels=top_labels,
+                         probs=probs[top_ids], logits=last.logits[top_ids], entropy=entropy_bits(probs),
+                         vocab_size=vocab)
     _seed_comparison(page, last)
     knobs_section(page, last, top_ids, top_labels)
 
@@ -155,7 +132,8 @@ def knobs_section(page: Page, last: LastPosition, top_ids: list[int], top_labels
         top_label=token_labels(page.loaded.tokenizer, [best])[0], vocab_size=vocab,
         words=sampling_lab.labels(top_k_help=t("logits_sampling.top_k.help", vocab=vocab),
                                   stale=t("logits_sampling.draw.stale")),
-        buttons=(sampling_lab.Button("draw", t("logits_sampling.draw"), primary=True),),
+        buttons=(sampling_lab.Button("draw", t("logits_sampling.draw"), primary=True),), top_n=True,
+        extra=(sampling_lab.N_SAMPLES,),
     )
     temperature, top_k, top_p = (state.get(k.name) for k in sampling_lab.sampling_knobs(vocab))
     top_k = min(int(top_k), vocab)
@@ -172,50 +150,15 @@ def knobs_section(page: Page, last: LastPosition, top_ids: list[int], top_labels
 
 
 def _draws_section(page: Page, steps: SamplingSteps, final_order: np.ndarray) -> None:
-    """N seeded draws from the committed knobs' distribution (``core.engine.sampling.sample``),
-    drawn against what it expects; the caption says which knob values they used."""
-    tokenizer, final = page.loaded.tokenizer, steps.final_probs
+    """Seeded draws from the committed knobs' distribution (``core.engine.sampling.sample``),
+    drawn against what it expects; the number of draws answers in the browser
+    (``sampling_lab.draws``); the caption says which knob values they used."""
+    tokenizer = page.loaded.tokenizer
     st.header(t("logits_sampling.head.samples"))
-    n_samples = st.slider(t("logits_sampling.n_samples"), min_value=1, max_value=MAX_SAMPLES, step=1,
-                          **state.bind("logits_sampling_n_samples"))
-    draws = sample(final, n=int(n_samples), seed=page.seed)
-    counts = np.bincount(draws, minlength=page.config.vocab_size)
-    labels, observed, expected, shown_counts = _histogram_bars(tokenizer, final, final_order, counts, n_samples)
-    show(
-        cached(
-            sample_histogram_chart,
-            labels, observed, expected, shown_counts,
-            title=t("logits_sampling.chart.hist.title", n=n_samples, seed=page.seed),
-            x_title=t("logits_sampling.axis.token"), y_title=t("logits_sampling.axis.share"),
-            series_title=t("logits_sampling.legend.series"), observed_name=t("logits_sampling.legend.observed"),
-            expected_name=t("logits_sampling.legend.expected"), count_title=t("logits_sampling.axis.count"),
-        ),
-        live=True,  # the knobs and N change which tokens, their bars and the title: all data
-    )
-    most = int(np.argmax(counts))
-    st.caption(t("logits_sampling.hist.caption", n=n_samples, seed=page.seed, token=escape_markdown(token_labels(tokenizer, [most])[0]),
-                 count=int(counts[most]), distinct=int((counts > 0).sum())))
+    sampling_lab.draws(key="logits_sampling_draws", final=steps.final_probs, final_order=final_order, seed=page.seed,
+                       label_of=lambda ids: token_labels(tokenizer, ids))
     st.caption(t("logits_sampling.draw.used", t=f"{steps.temperature:.2f}",
                  k=steps.top_k if steps.top_k else t("logits_sampling.off"), p=f"{steps.top_p:.2f}"))
-
-
-def _histogram_bars(tokenizer: Any, final: np.ndarray, final_order: np.ndarray, counts: np.ndarray,
-                    n_samples: int) -> tuple[list[str], list[float], list[float], list[int]]:
-    """The most probable tokens after the knobs plus anything drawn; the rest is one bar."""
-    shown = [int(i) for i in final_order[final[final_order] > 0][:HISTOGRAM_TOKENS]]
-    shown += [int(i) for i in np.flatnonzero(counts) if int(i) not in shown][: max(0, HISTOGRAM_TOKENS - len(shown))]
-    labels = token_labels(tokenizer, shown)
-    observed = [counts[i] / n_samples for i in shown]
-    expected = [float(final[i]) for i in shown]
-    shown_counts = [int(counts[i]) for i in shown]
-    rest_count = int(n_samples - sum(shown_counts))
-    rest_expected = float(max(0.0, 1.0 - sum(expected)))
-    if rest_count > 0 or rest_expected > 1e-6:
-        labels.append(t("logits_sampling.hist.other"))
-        observed.append(rest_count / n_samples)
-        expected.append(rest_expected)
-        shown_counts.append(rest_count)
-    return labels, observed, expected, shown_counts
 
 
 # --- 4. logit lens ---------------------------------------------------------------------------------

@@ -141,6 +141,11 @@ BROWSER_TEXT: dict[str, str] = {
     "numbers": "multi_head_attention.heatmap.numbers", "view_title": "multi_head_attention.view.title",
     "view_query": "multi_head_attention.view.query", "view_chart": "multi_head_attention.view.chart",
     "view_caption": "multi_head_attention.view.caption",
+    "scores_switch": "multi_head_attention.show_scores", "scores_help": "multi_head_attention.show_scores.help",
+    "grid_title": "multi_head_attention.grid.title", "grid_show": "multi_head_attention.grid.show",
+    "grid_chart": "multi_head_attention.grid.chart", "grid_caption": "multi_head_attention.grid.caption",
+    "grid_hover": "multi_head_attention.grid.hover", "grid_table": "multi_head_attention.grid.table",
+    "rules": "multi_head_attention.behaviour.rules",
 }
 
 
@@ -161,11 +166,10 @@ def browser_heads_data(model_name: str, prompt: str, lang: str) -> dict:
     )
 
 
-def browser_heads(model_name: str, prompt: str, n_layer: int, n_head: int) -> tuple[int, int, bool]:
-    """The head picker and enlarged head drawn in the browser: picking a head sends nothing."""
+def browser_heads(model_name: str, prompt: str, n_layer: int, n_head: int) -> None:
+    """The head picker, the enlarged head, the scores switch, the grid of every head and the head
+    view, drawn in the browser: picking a head, a query or a switch sends nothing."""
     lang = st.session_state.get("lang", "en")
-    show_scores = st.toggle(t("multi_head_attention.show_scores"), **state.bind("mha_scores"),
-                            help=t("multi_head_attention.show_scores.help"))
     # Out of this model's heads (a link made for a bigger model): the default, as the server's boxes do.
     layer, head = int(state.get("mha_layer")), int(state.get("mha_head"))
     if layer >= n_layer:
@@ -175,11 +179,11 @@ def browser_heads(model_name: str, prompt: str, n_layer: int, n_head: int) -> tu
         head = 0
         state.put("mha_head", head)
     query = query_of(model_name, prompt)
+    show_scores, show_grid = bool(state.get("mha_scores")), bool(state.get("mha_grid"))
     state.show_notes()  # a crafted value's fallback note
     prompt_id = hashlib.sha256(f"{model_name}\0{prompt}".encode("utf-8", "surrogatepass")).hexdigest()[:16]
     mha_heads.mha_heads(browser_heads_data(model_name, prompt, lang), layer=layer, head=head, query=query,
-                        prompt_id=prompt_id, show_scores=bool(show_scores), key="mha_heads")
-    return layer, head, bool(show_scores)
+                        prompt_id=prompt_id, show_scores=show_scores, show_grid=show_grid, key="mha_heads")
 
 
 def query_of(model_name: str, prompt: str) -> int:
@@ -425,15 +429,14 @@ def model_line(page: Page) -> None:
 
 @st.fragment
 def heads_section(model_name: str, prompt: str, n_layer: int, n_head: int) -> None:
-    """The enlarged head, the grid and the head view: a scores choice reruns only this (a head
-    picked in the browser's radio group sends nothing; on a prompt too long for that, the
-    server's pickers rerun only this)."""
+    """The enlarged head, the grid and the head view. Where every head fits in the browser
+    (``mha_heads.fits``) the component draws them all and its pickers and switches send nothing;
+    on a prompt too long for that, the server's pickers and toggles rerun only this fragment."""
     patterns, scores, behaviours = head_data(model_name, prompt)
     tokens = [display_token(tok) for tok in run_prompt(model_name, prompt).tokens]
     labels = [f"{i}·{tok}" for i, tok in enumerate(tokens)]
-    if mha_heads.fits(n_layer, n_head, len(tokens)):  # every head fits in the browser: it picks them
-        layer, head, show_scores = browser_heads(model_name, prompt, n_layer, n_head)  # and draws the head view
-        all_heads(patterns, scores, labels, behaviours, layer, head, show_scores, picker=False)
+    if mha_heads.fits(n_layer, n_head, len(tokens)):  # every head fits in the browser: it draws them all
+        browser_heads(model_name, prompt, n_layer, n_head)
         return
     layer, head, show_scores = main_heatmap(model_name, prompt, n_layer, n_head, behaviours)
     all_heads(patterns, scores, labels, behaviours, layer, head, show_scores)

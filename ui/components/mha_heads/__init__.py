@@ -3,9 +3,11 @@
 Python sends every head's pattern and pre-softmax scores for the prompt once (straight from
 the trace, ``blocks.L.attn.hook_pattern`` / ``hook_attn_scores``: the causal triangle k ≤ q,
 float32), with each head's behaviour label and scores from ``core.lessons.head_analysis``.
-Picking a head (a radio group over layers × heads: arrow keys, one Tab stop, touch) or the head
-view's query token redraws the heatmap and the head view in the browser with no message to the
-server. The durable values are ``ui.state``'s ``mha_layer``, ``mha_head`` and ``mha_query``: the browser keeps them in the address bar (a link carries them)
+Picking a head (a radio group over layers × heads: arrow keys, one Tab stop, touch), the head
+view's query token, the scores switch or the grid switch redraws the heatmap, the grid of every
+head and the head view in the browser with no message to the server. The durable values are
+``ui.state``'s ``mha_layer``, ``mha_head``, ``mha_query``, ``mha_scores`` and ``mha_grid``: the
+browser keeps them in the address bar (a link carries them)
 and adopts the server's when those change (a link, a click in another chart). The component
 sends nothing back, so no value from the browser is read here.
 """
@@ -19,6 +21,7 @@ from typing import Any
 import numpy as np
 import streamlit as st
 
+from ui import state
 from ui.presenter import presenter_on
 
 BUILD = Path(__file__).resolve().parents[1] / "frontend" / "build"
@@ -68,7 +71,7 @@ def heads_data(patterns: np.ndarray, scores: np.ndarray, labels: list[str], toke
 
 
 def mha_heads(data: dict[str, Any], *, layer: int, head: int, query: int, prompt_id: str, show_scores: bool,
-              key: str) -> None:
+              show_grid: bool, key: str) -> None:
     """Mount the picker, the heatmap and the head view; ``layer``/``head``/``query`` are the
     server's durable values (checked); ``prompt_id`` names the prompt (a new one starts the head
     view from the server's query, its last token)."""
@@ -77,6 +80,11 @@ def mha_heads(data: dict[str, Any], *, layer: int, head: int, query: int, prompt
         **data,
         "knobs": {"layer": {"name": "mha_layer", "value": int(layer), "default": 0},
                   "head": {"name": "mha_head", "value": int(head), "default": 0},
-                  "query": {"name": "mha_query", "value": int(query), "default": n - 1, "scope": prompt_id}},
-        "show_scores": bool(show_scores), "presenter": presenter_on(),
+                  "query": {"name": "mha_query", "value": int(query), "default": n - 1, "scope": prompt_id},
+                  # the switches: flags travel as 1 / 0 (ui.state reads them back from the link)
+                  "scores": {"name": "mha_scores", "value": int(bool(show_scores)),
+                             "default": int(bool(state.SPECS["mha_scores"].default))},
+                  "grid": {"name": "mha_grid", "value": int(bool(show_grid)),
+                           "default": int(bool(state.SPECS["mha_grid"].default))}},
+        "presenter": presenter_on(),
     }, width="stretch", height="content")

@@ -7,7 +7,9 @@ steps on every move (``sampling.ts``), sending nothing. Buttons for server actio
 token, Run, Reset) send ``{"kind": ..., "knobs": {...}}``; a callback checks the kind against the
 buttons drawn and commits the knob values (``ui.components.knobs``) before the run, and ``take``
 hands the page the accepted action.
-Used by the Logits page and Generation's preview.
+Used by the Logits page and Generation's preview. The Logits page's first section is a second
+mount of the same component (``softmax``): its "Tokens to show (N)" knob picks how many of the 30
+most probable tokens get a bar, and the knobs' lab below shows the same N (``lab(top_n=...)``).
 """
 
 from __future__ import annotations
@@ -63,6 +65,33 @@ LABELS: dict[str, str] = {
 }
 
 
+TOP_N = Knob("logits_sampling_top_n", 5, 30)  # how many tokens get a bar (the Logits page)
+N_SAMPLES = Knob("logits_sampling_n_samples", 1, 1000)  # how many seeded draws (the Logits page)
+PAGE_KNOBS = {k.name: k for k in (TOP_N, N_SAMPLES)}  # the page knobs a lab's press may carry too
+HISTOGRAM_TOKENS = 12  # bars in the draws' histogram; the rest is one "other" bar
+
+# The draws section's words (browser label -> i18n key).
+DRAWS_LABELS: dict[str, str] = {
+    "n_samples": "logits_sampling.n_samples", "title": "logits_sampling.chart.hist.title",
+    "series": "logits_sampling.legend.series", "observed": "logits_sampling.legend.observed",
+    "expected": "logits_sampling.legend.expected", "axis_token": "logits_sampling.axis.token",
+    "axis_share": "logits_sampling.axis.share", "axis_count": "logits_sampling.axis.count",
+    "other": "logits_sampling.hist.other", "caption": "logits_sampling.hist.caption",
+}
+
+# The softmax section's words (browser label -> i18n key).
+SOFTMAX_LABELS: dict[str, str] = {
+    "top_n": "logits_sampling.top_n", "top_n_help": "logits_sampling.top_n.help",
+    "top_token": "logits_sampling.metric.top_token", "top_prob": "logits_sampling.metric.top_prob",
+    "tail": "logits_sampling.metric.tail", "tail_help": "logits_sampling.metric.tail.help",
+    "entropy": "logits_sampling.metric.entropy", "entropy_help": "logits_sampling.metric.entropy.help",
+    "tail_label": "logits_sampling.tail_label", "chart_title": "logits_sampling.chart.top.title",
+    "axis_prob": "logits_sampling.axis.prob", "axis_token": "logits_sampling.axis.token",
+    "axis_logit": "logits_sampling.axis.logit", "kind_title": "logits_sampling.legend.kind",
+    "kind_top": "logits_sampling.legend.top", "kind_tail": "logits_sampling.legend.tail",
+}
+
+
 def sampling_knobs(vocab_size: int) -> tuple[Knob, ...]:
     """The shared sampling knobs with the ranges the pages offer (top-k up to the vocabulary)."""
     return (
@@ -105,12 +134,60 @@ def take(key: str) -> dict[str, Any] | None:
     return pending
 
 
+def softmax(*, key: str, shown_ids: Sequence[int], shown_labels: Sequence[str], probs: Sequence[float],
+            logits: Sequence[float], entropy: float, vocab_size: int) -> None:
+    """The Logits page's softmax section: the top tokens (``TOP_N.high`` of them, best first) with
+    their probabilities and logits, and the whole distribution's ``entropy``; the browser shows the
+    first N (the durable ``logits_sampling_top_n``) and one bar for the rest. Sends nothing back."""
+    data = {
+        "view": "softmax",
+        "top_n": knobs.specs((TOP_N,))[0],
+        "shown": {"ids": [int(i) for i in shown_ids], "labels": [str(s) for s in shown_labels]},
+        "probs": [float(p) for p in probs],
+        "logits": [float(v) for v in logits],
+        "entropy": float(entropy),
+        "vocab_size": int(vocab_size),
+        "labels": {name: t(k) for name, k in SOFTMAX_LABELS.items()},
+        "presenter": presenter_on(),
+    }
+    _mount(key=key, data=data, width="stretch", height="content")
+    state.show_notes()  # a crafted durable N ``knobs.specs`` just reset: said now
+
+
+def draws(*, key: str, final: np.ndarray, final_order: np.ndarray, seed: int, label_of: Any) -> None:
+    """The seeded draws of the Logits page: ``core.engine.sampling.sample(final, n=1000, seed)``
+    once; the browser shows the first N (the durable ``logits_sampling_n_samples``) as a
+    histogram against ``final`` (N draws with a seed are the first N of 1000 with it)."""
+    from core.engine.sampling import sample
+
+    drawn = [int(i) for i in sample(final, n=int(N_SAMPLES.high), seed=seed)]
+    top = [int(i) for i in final_order[final[final_order] > 0][:HISTOGRAM_TOKENS]]
+    ids = sorted(set(top) | set(drawn))
+    names = label_of(ids)
+    data = {
+        "view": "draws",
+        "n_samples": knobs.specs((N_SAMPLES,))[0],
+        "draws": drawn, "top": top, "bars": HISTOGRAM_TOKENS, "seed": int(seed),
+        "probs": {str(i): float(final[i]) for i in ids},
+        "names": {str(i): str(name) for i, name in zip(ids, names)},
+        "labels": {name: t(k) for name, k in DRAWS_LABELS.items()},
+        "presenter": presenter_on(),
+    }
+    _mount(key=key, data=data, width="stretch", height="content")
+    state.show_notes()
+
+
 def lab(*, key: str, logits: np.ndarray, shown_ids: Sequence[int], shown_labels: Sequence[str], top_label: str,
         words: Mapping[str, str], vocab_size: int, buttons: Sequence[Button] = (),
-        parts: Sequence[str] = PARTS) -> None:
+        parts: Sequence[str] = PARTS, top_n: bool = False, extra: Sequence[Knob] = ()) -> None:
     """Draw the knobs over ``logits`` (one position, the whole vocabulary) with ``parts`` and the
-    ``buttons`` (server actions: ``take(key)`` returns a press in the next run)."""
+    ``buttons`` (server actions: ``take(key)`` returns a press in the next run). ``top_n``: show
+    only the first N of ``shown_ids``, N being the softmax section's knob (``softmax``), which a
+    press then commits with the sampling knobs; ``extra``: other page knobs (``PAGE_KNOBS``) a
+    press carries and commits too."""
     st.session_state[_ALLOWED + key] = [b.kind for b in buttons if not b.disabled]
+    carried = [*((TOP_N,) if top_n else ()), *(k for k in extra if k.name in PAGE_KNOBS)]
+    st.session_state[_EXTRA + key] = [k.name for k in carried]
     data = {
         "knobs": knobs.specs(sampling_knobs(vocab_size)),
         "logits": encode_logits(logits),
@@ -120,6 +197,8 @@ def lab(*, key: str, logits: np.ndarray, shown_ids: Sequence[int], shown_labels:
         "actions": [{"kind": b.kind, "label": b.label, "primary": b.primary, "disabled": b.disabled} for b in buttons],
         "parts": [p for p in parts if p in PARTS],
         "presenter": presenter_on(),
+        **({"top_n": knobs.specs((TOP_N,))[0]} if top_n else {}),
+        "extra": knobs.specs([k for k in carried if k is not TOP_N]),
     }
     _mount(key=key, data=data, on_action_change=partial(_on_action, key, vocab_size), width="stretch", height="content")
     state.show_notes()  # a crafted durable value ``knobs.specs`` just reset: said now
@@ -127,12 +206,15 @@ def lab(*, key: str, logits: np.ndarray, shown_ids: Sequence[int], shown_labels:
 
 _ALLOWED = "_sampling_lab_allowed."  # + key: the enabled buttons' kinds drawn last run
 _PENDING = "_sampling_lab_pending."  # + key: an accepted press, for this run to act on
+_EXTRA = "_sampling_lab_extra."  # + key: the page knobs (names) its press also carries
 
 
 def _on_action(key: str, vocab_size: int) -> None:
     value = st.session_state.get(key)
     action = value.get("action") if isinstance(value, dict) else None
-    accepted = accept(action, st.session_state.get(_ALLOWED + key, ()), sampling_knobs(vocab_size))
+    names = st.session_state.get(_EXTRA + key) or ()
+    committed = (*sampling_knobs(vocab_size), *(PAGE_KNOBS[n] for n in names if n in PAGE_KNOBS))
+    accepted = accept(action, st.session_state.get(_ALLOWED + key, ()), committed)
     if accepted is not None:
         st.session_state[_PENDING + key] = accepted
 

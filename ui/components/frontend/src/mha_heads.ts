@@ -18,8 +18,8 @@ interface Data {
   behaviours: Behaviour[]; // layer-major
   behaviour_names: string[];
   tokens: string[]; // visible tokens (display_token), for the head view
-  knobs: { layer: KnobSpec; head: KnobSpec; query: KnobSpec & { scope: string } }; // query scope: the prompt
-  show_scores: boolean; // the page's own toggle (it redraws the server's grid of every head too)
+  // query scope: the prompt; scores / grid: the two switches (flags travel as 1 / 0)
+  knobs: { layer: KnobSpec; head: KnobSpec; query: KnobSpec & { scope: string }; scores: KnobSpec; grid: KnobSpec };
   text: Record<string, string>;
   presenter: boolean;
 }
@@ -68,6 +68,35 @@ export function shown(v: number): string {
   return v.toFixed(4);
 }
 
+/** A switch's value: 1 or 0 (else the server's value), recorded for the address bar. */
+function flag(knob: KnobSpec, value: number): boolean {
+  const v = value === 0 || value === 1 ? value : knob.value ? 1 : 0;
+  saveKnob(knob, v);
+  return v === 1;
+}
+
+/** An on/off switch (a checkbox with role switch: Space toggles it; one Tab stop), labelled. */
+function switchBox(id: string, label: string, on: boolean, onChange: (on: boolean) => void, help?: string): HTMLElement {
+  const wrap = el("div", "mh-switch");
+  wrap.dataset.knob = id;
+  const input = el("input");
+  input.type = "checkbox";
+  input.id = `mh-${id}`;
+  input.setAttribute("role", "switch");
+  input.checked = on;
+  input.addEventListener("change", () => onChange(input.checked));
+  const lab = el("label", "mh-switch-label", label);
+  lab.htmlFor = input.id;
+  wrap.append(input, lab);
+  if (help) {
+    const h = el("div", "mh-caption mh-switch-help", help);
+    h.id = `mh-${id}-help`;
+    input.setAttribute("aria-describedby", h.id);
+    wrap.append(h);
+  }
+  return wrap;
+}
+
 let promptSeen = ""; // the prompt the head view's query was last shown for, in this document
 
 /** A whole number in [0, high] (else the server's value), recorded for the address bar. */
@@ -90,7 +119,9 @@ export default function mount(component: Component): () => void {
   const restoredQuery = restoreKnob(K.query); // records the server's value as the one this browser saw
   let query = fitted(K.query, promptSeen === K.query.scope ? restoredQuery : K.query.value, n - 1);
   promptSeen = K.query.scope;
-  const showScores = data.show_scores;
+  // the switches: scores instead of weights (heatmap, legend, grid, tables); the grid of every head
+  let showScores = flag(K.scores, restoreKnob(K.scores));
+  let showGrid = flag(K.grid, restoreKnob(K.grid));
 
   for (const old of Array.from(parentElement.children)) if (old.classList.contains("mh")) old.remove();
   const root = el("div", "mh");
@@ -152,7 +183,12 @@ export default function mount(component: Component): () => void {
 
   const top = el("div", "mh-top");
   const pickBox = el("div", "mh-pick-box");
-  pickBox.append(pickLabel, picker);
+  const scoresSwitch = switchBox("scores", T("scores_switch"), showScores, (on) => {
+    showScores = on;
+    saveKnob(K.scores, on ? 1 : 0);
+    draw();
+  }, T("scores_help"));
+  pickBox.append(pickLabel, picker, scoresSwitch);
   const side = el("div", "mh-side");
   top.append(pickBox, side);
 
@@ -169,6 +205,51 @@ export default function mount(component: Component): () => void {
   const caption = el("p", "mh-caption");
   const tableBox = el("details", "mh-numbers");
   root.append(top, title, legend, stage, caption, tableBox);
+
+  // --- every head at once (the grid): one canvas, each panel named and labelled with its behaviour
+  const gridBox = el("section", "mh-grid");
+  const gridHeading = el("div", "mh-subheader", T("grid_title"));
+  const gridSwitch = switchBox("grid", T("grid_show"), showGrid, (on) => {
+    showGrid = on;
+    saveKnob(K.grid, on ? 1 : 0);
+    drawGrid();
+  });
+  const gridBody = el("div", "mh-grid-body");
+  const gridTitle = el("div", "mh-title");
+  const gridLegend = el("div", "mh-legend");
+  const gridStage = el("div", "mh-stage");
+  const gridCanvas = el("canvas", "mh-canvas mh-grid-canvas");
+  gridCanvas.setAttribute("role", "img");
+  const gridTip = el("div", "mh-tip mh-grid-tip");
+  gridTip.hidden = true;
+  gridTip.setAttribute("role", "status");
+  gridStage.append(gridCanvas, gridTip);
+  const gridTable = el("details", "mh-behaviours");
+  gridTable.append(el("summary", "", T("grid_table")));
+  gridTable.append(behaviourTable(), el("p", "mh-caption", T("rules")));
+  gridBody.append(gridTitle, gridLegend, gridStage, el("p", "mh-caption", T("grid_caption")),
+    el("p", "mh-caption", T("grid_hover")), gridTable);
+  gridBox.append(gridHeading, gridSwitch, gridBody);
+  root.appendChild(gridBox);
+
+  function behaviourTable(): HTMLElement {
+    const wrap = el("div", "mh-numbers-wrap");
+    wrap.tabIndex = 0;
+    const tbl = el("table", "mh-table");
+    const hr = tbl.createTHead().insertRow();
+    for (const h of [T("layer"), T("head"), T("behaviour_col"), ...data.behaviour_names]) {
+      const th = el("th", "", h);
+      th.scope = "col";
+      hr.appendChild(th);
+    }
+    const body = tbl.createTBody();
+    data.behaviours.forEach((b, i) => {
+      const tr = body.insertRow();
+      for (const text of [String(Math.floor(i / data.n_head)), String(i % data.n_head), b.label, ...b.scores]) tr.insertCell().textContent = text;
+    });
+    wrap.appendChild(tbl);
+    return wrap;
+  }
 
   // --- the head view (BertViz): one query token, every head of the picked layer -------------
   const viewBox = el("section", "mh-view");
@@ -391,6 +472,128 @@ export default function mount(component: Component): () => void {
     root.setAttribute("data-query", String(query));
   }
 
+  // --- the grid: every head's pattern small, one shared colour scale ---------------------------
+  // Weights: the blues over [0, 1]; scores: the red-blue scale over ± the largest |score| any
+  // query can see in any head (ui.charts.attention._grid_scale); the masked triangle stays empty.
+  let gridGeo = { panel: 60, gap: 10, left: 44, top: 18, labelH: 30, cols: 1 };
+  let gridBound = 1;
+  let gridBoundFor: boolean | null = null;
+  function allHeadsBound(): number {
+    if (gridBoundFor === showScores) return gridBound;
+    let m = 0;
+    const v = values();
+    for (let i = 0; i < v.length; i++) if (isFinite(v[i])) m = Math.max(m, Math.abs(v[i]));
+    gridBound = m || 1;
+    gridBoundFor = showScores;
+    return gridBound;
+  }
+  const gridColour = (v: number, scale: number) => (showScores ? ramp(REDBLUE, (v / scale + 1) / 2) : ramp(BLUES, v));
+
+  function drawGrid(): void {
+    gridBody.hidden = !showGrid;
+    root.setAttribute("data-grid", showGrid ? "1" : "0");
+    if (!showGrid) return;
+    const ctx = gridCanvas.getContext("2d");
+    if (!ctx) return;
+    const small = data.presenter ? 15 : 12;
+    const avail = Math.max(240, gridStage.clientWidth || 700);
+    const gap = 12, left = small + 30;
+    const panel = Math.max(48, Math.min(180, Math.floor((avail - left - 8) / data.n_head) - gap));
+    const labelH = 2 * small + 8;
+    gridGeo = { panel, gap, left, top: small + 6, labelH, cols: data.n_head };
+    (root as HTMLElement & { tjGrid?: unknown }).tjGrid = { ...gridGeo, n }; // for tests: where each cell is
+    const w = left + data.n_head * (panel + gap), h = gridGeo.top + data.n_layer * (panel + labelH + gap);
+    const dpr = window.devicePixelRatio || 1;
+    gridCanvas.width = Math.round(w * dpr);
+    gridCanvas.height = Math.round(h * dpr);
+    gridCanvas.style.width = `${w}px`;
+    gridCanvas.style.height = `${h}px`;
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.clearRect(0, 0, w, h);
+    const scale = allHeadsBound();
+    const cell = panel / n;
+    const v = values();
+    ctx.font = `${small}px ${font()}`;
+    ctx.textBaseline = "top";
+    for (let l = 0; l < data.n_layer; l++) {
+      for (let hd = 0; hd < data.n_head; hd++) {
+        const x0 = left + hd * (panel + gap), y0 = gridGeo.top + l * (panel + labelH + gap);
+        const b = data.behaviours[l * data.n_head + hd];
+        ctx.fillStyle = fg();
+        ctx.textAlign = "left";
+        ctx.font = `600 ${small}px ${font()}`;
+        ctx.fillText(`L${l} H${hd}`, x0, y0);
+        ctx.font = `${small}px ${font()}`;
+        ctx.fillText(clip(ctx, b.label, panel), x0, y0 + small + 2); // the behaviour, in the cell: colour never alone
+        const py = y0 + labelH;
+        for (let q = 0; q < n; q++) {
+          for (let k = 0; k <= q; k++) {
+            ctx.fillStyle = gridColour(cellOf(v, n, data.n_head, l, hd, q, k), scale);
+            ctx.fillRect(x0 + k * cell, py + q * cell, Math.ceil(cell), Math.ceil(cell));
+          }
+        }
+        ctx.strokeStyle = fg();
+        const picked = l === layer && hd === head;
+        ctx.lineWidth = picked ? 3 : 0.5;
+        ctx.globalAlpha = picked ? 1 : 0.35;
+        ctx.strokeRect(x0 - 1, py - 1, panel + 2, panel + 2);
+        ctx.globalAlpha = 1;
+      }
+    }
+    ctx.textAlign = "center";
+    ctx.fillStyle = fg();
+    ctx.font = `600 ${small}px ${font()}`;
+    ctx.fillText(T("head"), left + (data.n_head * (panel + gap)) / 2, 0);
+    ctx.save();
+    ctx.translate(2, gridGeo.top + (data.n_layer * (panel + labelH + gap)) / 2);
+    ctx.rotate(-Math.PI / 2);
+    ctx.fillText(T("layer"), 0, 0);
+    ctx.restore();
+    const heading = fill(T("grid_chart"), { layers: data.n_layer, heads: data.n_head, kind: kind() });
+    gridTitle.textContent = heading;
+    gridCanvas.setAttribute("aria-label", `${heading}. ${T("grid_caption")}`);
+    const bar = el("span", "mh-legend-bar");
+    bar.style.background = `linear-gradient(to right, ${(showScores ? REDBLUE : BLUES).join(", ")})`;
+    gridLegend.replaceChildren(el("span", "mh-legend-title", kind()), el("span", "", showScores ? (-scale).toFixed(2) : "0"),
+      bar, el("span", "", showScores ? scale.toFixed(2) : "1"));
+    gridCanvas.dataset.bound = String(scale);
+    // Wider than its column (many heads on a phone): a Tab stop that the arrow keys scroll.
+    if (gridStage.scrollWidth > gridStage.clientWidth + 1) {
+      gridStage.tabIndex = 0;
+      gridStage.setAttribute("role", "region");
+      gridStage.setAttribute("aria-label", heading);
+    } else {
+      for (const a of ["tabindex", "role", "aria-label"]) gridStage.removeAttribute(a);
+    }
+  }
+
+  /** The head and cell under a pointer in the grid, or null. */
+  function gridCellAt(e: PointerEvent): [number, number, number, number] | null {
+    const box = gridCanvas.getBoundingClientRect();
+    const g = gridGeo, x = e.clientX - box.left - g.left, y = e.clientY - box.top - g.top;
+    const hd = Math.floor(x / (g.panel + g.gap)), l = Math.floor(y / (g.panel + g.labelH + g.gap));
+    if (hd < 0 || hd >= data.n_head || l < 0 || l >= data.n_layer) return null;
+    const k = Math.floor(((x - hd * (g.panel + g.gap)) / g.panel) * n);
+    const q = Math.floor(((y - l * (g.panel + g.labelH + g.gap) - g.labelH) / g.panel) * n);
+    return q >= 0 && q < n && k >= 0 && k < n ? [l, hd, q, k] : null;
+  }
+  gridCanvas.addEventListener("pointermove", (e) => {
+    const c = gridCellAt(e);
+    if (!c) { gridTip.hidden = true; return; }
+    const [l, hd, q, k] = c;
+    const v = cellOf(values(), n, data.n_head, l, hd, q, k);
+    gridTip.textContent = `L${l} H${hd}: ${data.behaviours[l * data.n_head + hd].label}\n${T("query")}: ${data.labels[q]}\n` +
+      `${T("key")}: ${data.labels[k]}\n${kind()}: ${k > q ? (showScores ? "-inf" : T("masked")) : shown(v)}`;
+    gridTip.dataset.q = String(q);
+    gridTip.dataset.k = String(k);
+    gridTip.hidden = false;
+    const box = gridStage.getBoundingClientRect();
+    gridTip.style.left = `${Math.min(e.clientX - box.left + 12, Math.max(0, box.width - 220))}px`;
+    gridTip.style.top = `${e.clientY - box.top + 12}px`;
+  });
+  gridCanvas.addEventListener("pointerleave", () => { gridTip.hidden = true; });
+  gridCanvas.addEventListener("click", (e) => { const c = gridCellAt(e as PointerEvent); if (c) pick(c[0], c[1], false); });
+
   function draw(): void {
     const t0 = performance.now();
     radios.forEach((r, i) => {
@@ -406,6 +609,7 @@ export default function mount(component: Component): () => void {
     drawSide();
     caption.textContent = T(showScores ? "caption_scores" : "caption");
     drawNumbers();
+    drawGrid();
     drawView();
     root.setAttribute("data-layer", String(layer));
     root.setAttribute("data-head", String(head));
@@ -451,9 +655,14 @@ export default function mount(component: Component): () => void {
     if (stage.clientWidth !== seenWidth) { seenWidth = stage.clientWidth; drawHeatmap(); }
   });
   observer.observe(stage);
+  let seenGridWidth = -1;
+  const gridObserver = new ResizeObserver(() => {
+    if (gridStage.clientWidth !== seenGridWidth) { seenGridWidth = gridStage.clientWidth; drawGrid(); }
+  });
+  gridObserver.observe(gridStage);
   draw();
   const stopTheme = watchTheme(root, draw);
-  return () => { observer.disconnect(); stopTheme(); };
+  return () => { observer.disconnect(); gridObserver.disconnect(); stopTheme(); };
 }
 
 function clipText(text: string, chars: number): string {

@@ -8,6 +8,8 @@
 import { decodeLogits, distribution, entropyBits, Knobs, rankLogits } from "./sampling";
 import { KnobSpec, knobValues, restoreKnob, saveKnob } from "./knob_state";
 import { knobSlider } from "./knob_slider";
+import { fitTopN, mountSoftmax, SoftmaxData, TOP_N_EVENT, TopNSpec } from "./softmax_top";
+import { DrawsData, KNOB_EVENT, mountDraws } from "./draws_view";
 
 interface Spec extends KnobSpec { min: number; max: number }
 interface Action { kind: string; label: string; primary?: boolean; disabled?: boolean }
@@ -20,6 +22,9 @@ interface Data {
   actions: Action[]; // buttons that send {kind, knobs} (Draw; Next / Run / Reset)
   parts: string[]; // which parts to draw: "note", "metrics", "chart", "cuts", "table"
   presenter: boolean;
+  top_n?: TopNSpec; // the Logits page: show the first N of `shown` (the softmax section's N, shared)
+  extra?: KnobSpec[]; // other durable knobs of the page a trigger carries too (moved in draws_view.ts)
+  view?: "softmax" | "draws"; // the Logits page's first section (softmax_top.ts) or its draws (draws_view.ts)
 }
 interface Component {
   data: Data;
@@ -52,6 +57,8 @@ let cache: { logits: string; ranked: ReturnType<typeof rankLogits>; original: nu
 
 export default function (component: Component): () => void {
   const { data, parentElement, setTriggerValue } = component;
+  if (data.view === "softmax") return mountSoftmax(data as unknown as SoftmaxData, parentElement);
+  if (data.view === "draws") return mountDraws(data as unknown as DrawsData, parentElement);
   const L = (name: string) => data.labels[name] ?? name;
   if (!cache || cache.logits !== data.logits) {
     const ranked = rankLogits(decodeLogits(data.logits));
@@ -65,6 +72,9 @@ export default function (component: Component): () => void {
     topK: restoreKnob(spec(NAMES.topK)),
     topP: restoreKnob(spec(NAMES.topP)),
   };
+  // How many of `shown` get a bar: the softmax section's N (same durable knob, moved there).
+  let topN = data.top_n ? fitTopN(data.top_n, restoreKnob(data.top_n), data.shown.ids.length) : data.shown.ids.length;
+  const shownIds = () => data.shown.ids.slice(0, topN);
   const current = (name: string) => (name === NAMES.temperature ? knobs.temperature : name === NAMES.topK ? knobs.topK : knobs.topP);
 
   for (const old of Array.from(parentElement.children)) if (old.classList.contains("sl")) old.remove();
@@ -110,10 +120,31 @@ export default function (component: Component): () => void {
     button.type = "button";
     button.dataset.action = action.kind;
     button.disabled = !!action.disabled;
-    button.addEventListener("click", () => setTriggerValue("action", { kind: action.kind, knobs: knobValues(data.knobs, current) }));
+    button.addEventListener("click", () => setTriggerValue("action", { kind: action.kind, knobs: sentKnobs() }));
     bar.append(button);
   }
   if (data.actions.length) root.append(bar, stale);
+
+  // What a trigger carries: the knobs as shown now (with N where the page has it).
+  function sentKnobs(): Record<string, number> {
+    const out = knobValues(data.knobs, current);
+    if (data.top_n) out[data.top_n.name] = topN;
+    for (const [name, v] of extra) out[name] = v;
+    return out;
+  }
+  const extra = new Map<string, number>((data.extra ?? []).map((k) => [k.name, restoreKnob(k)]));
+  const onKnob = (e: Event) => {
+    const { name, value } = (e as CustomEvent<{ name: string; value: number }>).detail;
+    if (extra.has(name) && Number.isFinite(value)) extra.set(name, value);
+  };
+  window.addEventListener(KNOB_EVENT, onKnob);
+  const onTopN = (e: Event) => {
+    const v = (e as CustomEvent<number>).detail;
+    if (!data.top_n || !Number.isInteger(v) || v === topN) return;
+    topN = fitTopN(data.top_n, v, data.shown.ids.length);
+    redraw();
+  };
+  window.addEventListener(TOP_N_EVENT, onTopN);
 
   function move(s: Spec, v: number): void {
     if (s.name === NAMES.temperature) knobs.temperature = v;
@@ -126,7 +157,7 @@ export default function (component: Component): () => void {
   function redraw(): void {
     const d = distribution(ranked.values, [], knobs);
     const at = (id: number) => ranked.rankOf[id];
-    const status = data.shown.ids.map((id) => {
+    const status = shownIds().map((id) => {
       const c = d.cutBy[at(id)];
       return c === "k" ? L("status_top_k") : knobs.temperature === 0 && d.final[at(id)] === 0 ? L("status_greedy")
         : c === "p" ? L("status_top_p") : L("status_kept");
@@ -169,7 +200,7 @@ export default function (component: Component): () => void {
   }
 
   function drawChart(final: number[], status: string[]): void {
-    const ids = data.shown.ids;
+    const ids = shownIds();
     const before = ids.map((id) => original[ranked.rankOf[id]]);
     const after = ids.map((id) => final[ranked.rankOf[id]]);
     const top = Math.max(...before, ...after, 1e-9);
@@ -240,7 +271,7 @@ export default function (component: Component): () => void {
     t.append(el("thead"));
     t.tHead!.append(hr);
     const body = el("tbody");
-    data.shown.ids.forEach((id, i) => {
+    shownIds().forEach((id, i) => {
       const r = ranked.rankOf[id];
       const tr = el("tr");
       for (const text of [data.shown.labels[i], String(id), ranked.values[r].toFixed(3), original[r].toFixed(5),
@@ -254,5 +285,8 @@ export default function (component: Component): () => void {
 
   redraw();
   root.dataset.ready = "1";
-  return () => {}; // the next call replaces the root (above); nothing else to stop
+  return () => { // the next call replaces the root (above)
+    window.removeEventListener(TOP_N_EVENT, onTopN);
+    window.removeEventListener(KNOB_EVENT, onKnob);
+  };
 }
