@@ -207,8 +207,14 @@ ROWS: tuple[Row, ...] = (
             CALC_DRAWN, keys=("ArrowDown", "ArrowUp")),
     browser("generation: KV memory preset", "generation", "generation_kv_preset",
             f"{KV_MEMORY} [data-knob='generation_kv_preset'] select", CALC_DRAWN, keys=("ArrowDown", "ArrowUp")),
-    # After the remaining wave-3 branches merge, one line each: Logits top_n, Multi-head scores
-    # toggle / grid / query, Generation mask step.
+    browser("logits: tokens shown (top-N)", "logits_sampling", "logits_sampling_top_n",
+            ".st-key-logits_sampling_softmax .sl .knob[data-knob='top_n'] input", SAMPLING_DRAWN),
+    browser("logits: number of draws", "logits_sampling", "logits_sampling_n_samples",
+            ".st-key-logits_sampling_draws .sl .knob[data-knob='n_samples'] input", SAMPLING_DRAWN),
+    browser("multi-head: scores switch", "multi_head_attention", "mha_scores", f"{HEADS} [data-knob='scores'] input",
+            MHA_DRAWN, keys=SPACE),
+    browser("multi-head: grid of every head", "multi_head_attention", "mha_grid", f"{HEADS} [data-knob='grid'] input",
+            MHA_DRAWN + ", .mh-grid", keys=SPACE),
     server("overview: new prompt", "", "prompt", '[data-testid="stSidebar"] .st-key-w_prompt textarea'),
     server("generation: next token", "generation", "click", f"{GENERATION} button[data-action='next']"),
     server("block: ablation (residual L0)", "transformer_block", "ablate", ".st-key-tb_ablate_resid"),
