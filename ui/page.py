@@ -23,6 +23,7 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
+from core.engine.prompt import MAX_PROMPT_CHARS as PROMPT_BOX_CHARS
 from ui import nav, state, theme
 from ui.i18n import LANGUAGES, t, translate
 from ui.presets import PROMPT_PRESETS
@@ -501,13 +502,18 @@ def _language_select() -> None:
 def _prompt_inputs(lang: str) -> None:
     # The prompt, then the examples under it (a keyboard reaches the prompt first). The example box
     # shows which example the current prompt is (or "your own text").
-    st.text_area(
+    box = st.text_area(
         t("sidebar.prompt"),
         key=state.bind_widget(state.PROMPT),
         on_change=state.commit(state.PROMPT),
         height=90,
-        help=t("sidebar.prompt.help"),
+        # The browser stops a paste here and Streamlit cuts any longer message (a client that
+        # ignores max_chars) on the server: the model's own limit (core.engine.prompt).
+        max_chars=PROMPT_BOX_CHARS,
+        help=t("sidebar.prompt.help", most=f"{PROMPT_BOX_CHARS:,}"),
     )
+    if len(box or "") == PROMPT_BOX_CHARS:  # full: a longer paste was cut here; say so
+        st.info(t("prompt.cut", most=f"{PROMPT_BOX_CHARS:,}"))
     current = state.get(state.PROMPT)
     matching = [k for k, p in PROMPT_PRESETS.items() if p.text == current]
     st.session_state[_preset_widget_key()] = matching[0] if matching else CUSTOM_PRESET

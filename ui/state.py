@@ -207,8 +207,13 @@ def flag(name: str, default: bool, pages: tuple[str, ...] | None, label: str = "
 
 
 def text(name: str, max_chars: int, default: Any, pages: tuple[str, ...] | None,
-         label: str = "state.control", url: bool = True) -> Spec:
+         label: str = "state.control", url: bool = True, cut: bool = False) -> Spec:
+    """A text of at most ``max_chars``; with ``cut``, a longer one is cut there rather than refused
+    (a pasted article: the page's own checks then say what is wrong with it, in its language)."""
+
     def check(value: Any) -> str:
+        if isinstance(value, str) and cut:
+            return value[:max_chars]
         if not isinstance(value, str) or len(value) > max_chars:
             raise Invalid("not a text of the allowed length")
         return value
@@ -255,7 +260,7 @@ def as_json(name: str, check: Callable[[Any], Any], default: Any, pages: tuple[s
 # Static checks say what could ever be valid; pages pass what fits now (``bind(options=...)``).
 
 choice(LANG, lambda: tuple(LANGUAGES), "en", None, "sidebar.language")
-text(PROMPT, MAX_PROMPT_CHARS, lambda lang: DEFAULT_PROMPTS.get(lang, DEFAULT_PROMPT), None, "sidebar.prompt")
+text(PROMPT, MAX_PROMPT_CHARS, lambda lang: DEFAULT_PROMPTS.get(lang, DEFAULT_PROMPT), None, "sidebar.prompt", cut=True)
 choice(MODEL, available_model_names, "classic", None, "sidebar.model")
 integer(SEED, 0, MAX_SEED, 0, None, "sidebar.seed")
 flag(PRESENTER, False, None, "sidebar.presenter")
@@ -395,9 +400,11 @@ text("tok_corpus", 200_000, "", _T, "state.tok.corpus_text", url=False)  # too l
 
 
 def _text_or_none(value: Any) -> str | None:  # None: Part 2 follows the sidebar prompt
-    if value is None or isinstance(value, str) and len(value) <= MAX_PROMPT_CHARS:
-        return value
-    raise Invalid("not a text of the allowed length")
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value[:MAX_PROMPT_CHARS]  # as the sidebar prompt: cut, and the page says what is wrong
+    raise Invalid("not a text")
 
 
 declare(Spec("tok_model_text", None, _text_or_none, _T, False, "tokenization.model.text"))
@@ -730,9 +737,13 @@ def commit(key: str, widget: str | None = None) -> Callable[[], None]:
         if spec is None:
             return
         wkey = widget or spec.widget
-        if wkey not in st.session_state:
+        try:
+            sent = st.session_state[wkey]
+        except KeyError:
             return
-        value, ok = _clean(spec, st.session_state[wkey])
+        except Exception:  # a crafted message the widget itself cannot decode: as any refused value
+            sent = _UNSET
+        value, ok = _clean(spec, sent)
         if ok:
             limit = st.session_state.get(_LIMITS, {}).get(key)
             effective = st.session_state.get(_DEFAULTS, {}).get(key, spec.default_for(_lang()))
