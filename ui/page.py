@@ -502,18 +502,16 @@ def _language_select() -> None:
 def _prompt_inputs(lang: str) -> None:
     # The prompt, then the examples under it (a keyboard reaches the prompt first). The example box
     # shows which example the current prompt is (or "your own text").
-    box = st.text_area(
+    # No max_chars: Streamlit's box ignores a paste longer than that as a whole, without a word.
+    # A longer text is kept (cut at ui.state's storage limit) and the prompt's own check says, in
+    # the page's language, that it is too long (core.engine.prompt's limit, named in the help).
+    st.text_area(
         t("sidebar.prompt"),
         key=state.bind_widget(state.PROMPT),
         on_change=state.commit(state.PROMPT),
         height=90,
-        # The browser stops a paste here and Streamlit cuts any longer message (a client that
-        # ignores max_chars) on the server: the model's own limit (core.engine.prompt).
-        max_chars=PROMPT_BOX_CHARS,
         help=t("sidebar.prompt.help", most=f"{PROMPT_BOX_CHARS:,}"),
     )
-    if len(box or "") == PROMPT_BOX_CHARS:  # full: a longer paste was cut here; say so
-        st.info(t("prompt.cut", most=f"{PROMPT_BOX_CHARS:,}"))
     current = state.get(state.PROMPT)
     matching = [k for k, p in PROMPT_PRESETS.items() if p.text == current]
     st.session_state[_preset_widget_key()] = matching[0] if matching else CUSTOM_PRESET

@@ -373,14 +373,6 @@ def prompt_box_holds(n: int) -> Callable[[AppTest, str], None]:
     return check
 
 
-def model_text_holds(n: int) -> Callable[[AppTest, str], None]:
-    def check(at: AppTest, lang: str) -> None:
-        no_reset_note(at, lang)
-        assert len(at.text_area(key="tok_model_text").value) == n
-
-    return check
-
-
 def within(name: str, low: float, high: float) -> Callable[[AppTest, str], None]:
     """The kept value is one the control offers (however the crafted number was fitted or refused)."""
 
@@ -403,17 +395,15 @@ def model_text(text: Any) -> Callable[[AppTest], AppTest]:
 
 
 CASES += [
-    # A paste beyond the box: the browser (or Streamlit, for a client that ignores max_chars) cuts
-    # it at the box's limit and the page says so.
+    # A paste beyond every limit: kept cut at the stored limit, refused by the prompt's own check.
     Case("prompt-paste-25k-chars", "logits_sampling", crafted(w_prompt=LONG_PASTE), default_prompt,
-         message="prompt.cut", check=prompt_box_holds(2000)),
+         message="prompt.problem.too_long", check=prompt_box_holds(state.MAX_PROMPT_CHARS)),
     Case("prompt-paste-25k-chars-tokenization", "tokenization", crafted(w_prompt=LONG_PASTE), default_prompt,
-         message="prompt.cut", check=prompt_box_holds(2000)),
-    # Longer than anything kept (a link, a session): cut to the kept limit, refused as too long.
+         check=prompt_box_holds(state.MAX_PROMPT_CHARS)),
     Case("prompt-state-25k-chars", "multi_head_attention", prompt(LONG_PASTE), default_prompt,
          message="prompt.problem.too_long", check=prompt_box_holds(state.MAX_PROMPT_CHARS)),
     Case("model-text-paste-25k-chars", "tokenization", crafted(tok_model_text=LONG_PASTE),
-         set_state(tok_model_text=None), message="prompt.cut", check=model_text_holds(2000)),
+         set_state(tok_model_text=None), message="prompt.problem.too_long", check=no_reset_note),
     Case("model-text-state-25k-chars", "tokenization", model_text(LONG_PASTE), set_state(tok_model_text=None),
          message="prompt.problem.too_long", check=no_reset_note),
     Case("model-text-5k-chars", "tokenization", model_text("x" * 5000), set_state(tok_model_text=None),

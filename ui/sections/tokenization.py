@@ -398,11 +398,10 @@ def model_tokens(loaded: Any, prompt: str) -> None:
                     width="stretch")
     source = kept("tok_model_text")
     st.session_state["tok_model_text"] = prompt if source is None else source
-    box = st.text_area(t("tokenization.model.text"), key="tok_model_text", on_change=save("tok_model_text"),
-                       height=90, max_chars=MAX_PROMPT_CHARS,  # as the sidebar prompt (ui.page)
-                       help=t("tokenization.model.text.help", most=f"{MAX_PROMPT_CHARS:,}"))
-    if len(box or "") == MAX_PROMPT_CHARS:  # full: a longer paste was cut here; say so
-        st.info(t("prompt.cut", most=f"{MAX_PROMPT_CHARS:,}"))
+    # As the sidebar prompt (ui.page): no max_chars, the limit in the help, a longer text refused
+    # by clean_prompt with the translated "too long".
+    st.text_area(t("tokenization.model.text"), key="tok_model_text", on_change=save("tok_model_text"),
+                 height=90, help=t("tokenization.model.text.help", most=f"{MAX_PROMPT_CHARS:,}"))
     try:
         text = clean_prompt(st.session_state["tok_model_text"]).text
     except PromptProblem as problem:
