@@ -23,6 +23,7 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
+from core.engine.prompt import MAX_PROMPT_CHARS as PROMPT_BOX_CHARS
 from ui import browser_warmup, classroom, nav, state, theme
 from ui.i18n import LANGUAGES, t, translate
 from ui.presets import PROMPT_PRESETS
@@ -506,12 +507,15 @@ def _language_select() -> None:
 def _prompt_inputs(lang: str) -> None:
     # The prompt, then the examples under it (a keyboard reaches the prompt first). The example box
     # shows which example the current prompt is (or "your own text").
+    # No max_chars: Streamlit's box ignores a paste longer than that as a whole, without a word.
+    # A longer text is kept (cut at ui.state's storage limit) and the prompt's own check says, in
+    # the page's language, that it is too long (core.engine.prompt's limit, named in the help).
     st.text_area(
         t("sidebar.prompt"),
         key=state.bind_widget(state.PROMPT),
         on_change=state.commit(state.PROMPT),
         height=90,
-        help=t("sidebar.prompt.help"),
+        help=t("sidebar.prompt.help", most=f"{PROMPT_BOX_CHARS:,}"),
     )
     current = state.get(state.PROMPT)
     matching = [k for k, p in PROMPT_PRESETS.items() if p.text == current]

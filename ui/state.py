@@ -54,6 +54,7 @@ _SYNCED: Final = "_state_url_synced"
 # Parameters the address carries besides the view (a student's class code: ui.classroom); never
 # the teacher key, which is read once and dropped.
 LINK_EXTRA: Final = "_state_link_extra"
+_ADOPT: Final = "_state_adopt"  # {widget key: name} of widgets drawn with the browser's value (a reconnect)
 
 
 class Invalid(ValueError):
@@ -209,8 +210,13 @@ def flag(name: str, default: bool, pages: tuple[str, ...] | None, label: str = "
 
 
 def text(name: str, max_chars: int, default: Any, pages: tuple[str, ...] | None,
-         label: str = "state.control", url: bool = True) -> Spec:
+         label: str = "state.control", url: bool = True, cut: bool = False) -> Spec:
+    """A text of at most ``max_chars``; with ``cut``, a longer one is cut there rather than refused
+    (a pasted article: the page's own checks then say what is wrong with it, in its language)."""
+
     def check(value: Any) -> str:
+        if isinstance(value, str) and cut:
+            return value[:max_chars]
         if not isinstance(value, str) or len(value) > max_chars:
             raise Invalid("not a text of the allowed length")
         return value
@@ -257,7 +263,7 @@ def as_json(name: str, check: Callable[[Any], Any], default: Any, pages: tuple[s
 # Static checks say what could ever be valid; pages pass what fits now (``bind(options=...)``).
 
 choice(LANG, lambda: tuple(LANGUAGES), "en", None, "sidebar.language")
-text(PROMPT, MAX_PROMPT_CHARS, lambda lang: DEFAULT_PROMPTS.get(lang, DEFAULT_PROMPT), None, "sidebar.prompt")
+text(PROMPT, MAX_PROMPT_CHARS, lambda lang: DEFAULT_PROMPTS.get(lang, DEFAULT_PROMPT), None, "sidebar.prompt", cut=True)
 choice(MODEL, available_model_names, "classic", None, "sidebar.model")
 integer(SEED, 0, MAX_SEED, 0, None, "sidebar.seed")
 flag(PRESENTER, False, None, "sidebar.presenter")
@@ -397,9 +403,11 @@ text("tok_corpus", 200_000, "", _T, "state.tok.corpus_text", url=False)  # too l
 
 
 def _text_or_none(value: Any) -> str | None:  # None: Part 2 follows the sidebar prompt
-    if value is None or isinstance(value, str) and len(value) <= MAX_PROMPT_CHARS:
-        return value
-    raise Invalid("not a text of the allowed length")
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value[:MAX_PROMPT_CHARS]  # as the sidebar prompt: cut, and the page says what is wrong
+    raise Invalid("not a text")
 
 
 declare(Spec("tok_model_text", None, _text_or_none, _T, False, "tokenization.model.text"))
@@ -518,6 +526,7 @@ def get(key: str, default: Any = _UNSET) -> Any:
     spec = SPECS[key]
     if spec.pages is None:
         _ensure_init()
+    _adopt_drawn()
     fallback = _effective_default(spec) if default is _UNSET else default
     if spec.durable not in st.session_state:
         return fallback
@@ -622,10 +631,25 @@ def bind(name: str, *, widget: str | None = None, default: Any = None, options: 
     else:
         value = effective
     value = _fit(value, limit, _fit(effective, limit, effective) if limit else effective)
+    _adopt_drawn()
+    waiting, raw = _browser_value_waiting(wkey)
+    if waiting:  # after a reconnect: the browser's value is the student's latest, not the link's
+        adopted = _checked_browser_value(spec, raw, limit, _fit(effective, limit, effective))
+        if adopted is _UNSET:  # a value only the widget can decode (a select's label): it decides
+            st.session_state[spec.durable] = value
+            st.session_state.pop(wkey, None)  # an earlier write would win over the browser's value
+            st.session_state.setdefault(_ADOPT, {})[wkey] = name
+            show_notes()
+            return _widget_kwargs(name, wkey, then, args)
+        value = adopted
     st.session_state[spec.durable] = value
     st.session_state[wkey] = value
     show_notes()
     _sync_url_if_moved(name, value, effective)
+    return _widget_kwargs(name, wkey, then, args)
+
+
+def _widget_kwargs(name: str, wkey: str, then: Callable[..., None] | None, args: tuple[Any, ...]) -> dict[str, Any]:
     save = commit(name, wkey)
     if then is None:
         return {"key": wkey, "on_change": save}
@@ -635,6 +659,72 @@ def bind(name: str, *, widget: str | None = None, default: Any = None, options: 
         then(*args)
 
     return {"key": wkey, "on_change": _save_then}
+
+
+# --- a reconnect: the browser's value for a widget this session has not drawn yet -----------------
+
+
+def _browser_value_waiting(wkey: str) -> tuple[bool, Any]:
+    """(True, the value as the browser sent it) when the browser holds a value for widget ``wkey``
+    that this session has not drawn yet; else (False, None).
+
+    That happens after a reconnect to a restarted (or another) server: the browser sends its
+    widgets' values with every rerun, but the new session's first run has not drawn them yet, so
+    Streamlit keeps them undecoded (it needs the widget to decode them), out of
+    ``st.session_state``, and runs no ``on_change`` for them. Writing the durable value into the
+    widget's key would then undo the student's first change. Streamlit offers no public way to
+    see such a value: this reads its widget store (checked against the real library by
+    tests/app/test_reconnect_state.py); if that store changes shape, nothing is found and the
+    durable value is used as before.
+    """
+    try:
+        from streamlit.runtime.state.common import unpack_widget_state_value, user_key_from_element_id
+        from streamlit.runtime.state.session_state import Serialized
+        from streamlit.runtime.state.session_state_proxy import get_session_state
+
+        widgets = get_session_state()._state._new_widget_state
+        for widget_id, held in list(widgets.states.items()):
+            if (isinstance(held, Serialized) and widget_id not in widgets.widget_metadata
+                    and user_key_from_element_id(widget_id) == wkey):
+                return True, unpack_widget_state_value(held.value)
+    except Exception:  # outside a script run, or another Streamlit: no browser value to adopt
+        return False, None
+    return False, None
+
+
+def _checked_browser_value(spec: Spec, raw: Any, limit: Limit | None, default: Any) -> Any:
+    """The browser's raw widget value after ``spec``'s check and what fits now (a value no widget
+    sends falls back to ``default`` with the usual note); ``_UNSET`` when only the widget can read
+    it: a select or radio sends its option's label, a multiselect a list of labels."""
+    candidates = [raw]
+    if not isinstance(raw, (str, bytes)) and hasattr(raw, "__len__") and len(raw) == 1:
+        candidates.append(list(raw)[0])  # a slider's single value travels as [x]
+    for candidate in candidates:
+        try:
+            value = spec.check(candidate)
+        except (Invalid, TypeError, ValueError, OverflowError):
+            continue
+        if limit is not None and limit.options is not None and value not in limit.options:
+            break
+        return _fit(value, limit, value)
+    labels = [raw] if isinstance(raw, str) else list(raw) if hasattr(raw, "__iter__") else []
+    if labels and all(isinstance(label, str) for label in labels):
+        return _UNSET
+    note(spec.label)
+    return default
+
+
+def _adopt_drawn() -> None:
+    """Widgets left to the browser's value (see ``bind``) are drawn now: check and keep it."""
+    waiting: dict[str, str] = st.session_state.get(_ADOPT) or {}
+    for wkey, name in list(waiting.items()):
+        try:
+            st.session_state[wkey]
+        except KeyError:
+            continue  # not drawn yet
+        del waiting[wkey]
+        commit(name, wkey)()
+        st.session_state.pop(_SYNCED, None)  # the address follows at the next sync
 
 
 def bind_widget(key: str) -> str:
@@ -650,9 +740,13 @@ def commit(key: str, widget: str | None = None) -> Callable[[], None]:
         if spec is None:
             return
         wkey = widget or spec.widget
-        if wkey not in st.session_state:
+        try:
+            sent = st.session_state[wkey]
+        except KeyError:
             return
-        value, ok = _clean(spec, st.session_state[wkey])
+        except Exception:  # a crafted message the widget itself cannot decode: as any refused value
+            sent = _UNSET
+        value, ok = _clean(spec, sent)
         if ok:
             limit = st.session_state.get(_LIMITS, {}).get(key)
             effective = st.session_state.get(_DEFAULTS, {}).get(key, spec.default_for(_lang()))
@@ -769,6 +863,7 @@ def _view(page_id: str) -> tuple[dict[str, tuple[Any, Any]], dict[str, str]]:
 
 def sync_url() -> None:
     """Make the browser's address carry this view (only when it changed)."""
+    _adopt_drawn()
     page_id = st.session_state.get(_PAGE)
     if page_id is None:
         return

@@ -88,9 +88,10 @@ def problems(at: AppTest) -> list[str]:
     return sorted(str(m.value) for m in (*at.warning, *at.error))
 
 
-def run_with(at: AppTest, crafted: dict[str, str]) -> AppTest:
-    """Run once with widget messages as a modified client would send them: ``{widget key:
-    string value}``, whatever the options are (Streamlit 1.67 hands such a value to on_change)."""
+def run_with(at: AppTest, crafted: dict[str, Any]) -> AppTest:
+    """Run once with widget messages as a modified client would send them: ``{widget key: value}``
+    (a text as string_value, a number as int/double_value, a list as a slider's values), whatever
+    the options are (Streamlit 1.67 hands such a value to on_change)."""
     states = at._tree.get_widget_states()
     ids = {}
     for key in crafted:
@@ -104,7 +105,16 @@ def run_with(at: AppTest, crafted: dict[str, str]) -> AppTest:
     for key, value in crafted.items():
         ws = WidgetState()
         ws.id = ids[key]
-        ws.string_value = value
+        if isinstance(value, bool):
+            ws.bool_value = value
+        elif isinstance(value, int):
+            ws.int_value = value
+        elif isinstance(value, float):
+            ws.double_value = value
+        elif isinstance(value, list):  # a slider's values
+            ws.double_array_value.data.extend(value)
+        else:
+            ws.string_value = value
         states.widgets.append(ws)
     return at._run(states)
 
@@ -210,7 +220,7 @@ def default_prompt(at: AppTest) -> AppTest:
     return at.run()
 
 
-def crafted(**values: str) -> Callable[[AppTest], AppTest]:
+def crafted(**values: Any) -> Callable[[AppTest], AppTest]:
     return lambda at: run_with(at, values)
 
 
@@ -346,6 +356,92 @@ CASES += [
          set_state(tok_encode_word="lowest"), check=no_raw_image_markdown),
 ]
 
+RESET = "state.reset"  # a value no widget offers: the default, with the translated note
+
+# 2b. [W3-F] #47: over-long text, wrong upload names, numbers no widget sends.
+LONG_PASTE = "The capital of France is Paris. " * 800  # 25,600 characters
+
+
+def no_reset_note(at: AppTest, lang: str) -> None:
+    """Long text is answered by its own message, never by the "changed page" fallback note."""
+    assert not says(at, "state.reset", lang), messages(at)
+
+
+def prompt_box_holds(n: int) -> Callable[[AppTest, str], None]:
+    def check(at: AppTest, lang: str) -> None:
+        no_reset_note(at, lang)
+        assert len(at.session_state["prompt"]) == n
+
+    return check
+
+
+def within(name: str, low: float, high: float) -> Callable[[AppTest, str], None]:
+    """The kept value is one the control offers (however the crafted number was fitted or refused)."""
+
+    def check(at: AppTest, _lang: str) -> None:
+        try:
+            value = at.session_state[durable(name)]
+        except KeyError:
+            return  # never stored: the declared default
+        assert isinstance(value, (int, float)) and low <= value <= high, value
+
+    return check
+
+
+def model_text(text: Any) -> Callable[[AppTest], AppTest]:
+    def apply(at: AppTest) -> AppTest:
+        at.session_state[durable("tok_model_text")] = text
+        return at.run()
+
+    return apply
+
+
+CASES += [
+    # A paste beyond every limit: kept cut at the stored limit, refused by the prompt's own check.
+    Case("prompt-paste-25k-chars", "logits_sampling", crafted(w_prompt=LONG_PASTE), default_prompt,
+         message="prompt.problem.too_long", check=prompt_box_holds(state.MAX_PROMPT_CHARS)),
+    Case("prompt-paste-25k-chars-tokenization", "tokenization", crafted(w_prompt=LONG_PASTE), default_prompt,
+         check=prompt_box_holds(state.MAX_PROMPT_CHARS)),
+    Case("prompt-state-25k-chars", "multi_head_attention", prompt(LONG_PASTE), default_prompt,
+         message="prompt.problem.too_long", check=prompt_box_holds(state.MAX_PROMPT_CHARS)),
+    Case("model-text-paste-25k-chars", "tokenization", crafted(tok_model_text=LONG_PASTE),
+         set_state(tok_model_text=None), message="prompt.problem.too_long", check=no_reset_note),
+    Case("model-text-state-25k-chars", "tokenization", model_text(LONG_PASTE), set_state(tok_model_text=None),
+         message="prompt.problem.too_long", check=no_reset_note),
+    Case("model-text-5k-chars", "tokenization", model_text("x" * 5000), set_state(tok_model_text=None),
+         message="prompt.problem.too_long", check=no_reset_note),
+    Case("upload-exe-name", "tokenization", upload("something.exe", b"low lower lowest " * 5), no_upload,
+         message="tokenization.upload.wrong_type"),
+    Case("upload-no-extension", "tokenization", upload("README", b"low lower lowest " * 5), no_upload,
+         message="tokenization.upload.wrong_type"),
+    Case("encode-word-crafted-long", "tokenization", crafted(tok_encode_word="w" * 50_000),
+         set_state(tok_encode_word="lowest")),
+    # (A NaN or infinity sent to a whole-number box is refused by Streamlit itself before the page
+    # runs, with its own English error: a Streamlit limitation, not catchable in the page.)
+    Case("merges-crafted-huge", "tokenization", crafted(tok_num_merges=10**18), set_state(tok_num_merges=10)),
+    Case("merges-crafted-fraction", "tokenization", crafted(tok_num_merges=2.5), set_state(tok_num_merges=10)),
+    Case("corpus-crafted-over-200k", "tokenization", crafted(tok_corpus="ab" * 150_000),
+         set_state(tok_corpus=SEEDS_CORPUS), message="tokenization.corpus.cut", check=corpus_is_cut),
+    # Sliders: Streamlit's own decoding fits a number into the slider's range; ui.state checks again.
+    # (Logits' top-N and draws and the KV calculator answer in the browser: their values reach the
+    # server only through a link or a component's action, checked in tests/app/test_logits_sampling.py,
+    # tests/app/test_generation.py and tests/app/test_whole_model.py.)
+    Case("dk-crafted-huge", "self_attention", crafted(sa_dk=[1e9]), set_state(sa_dk=64),
+         check=within("sa_dk", 2, 512)),
+    Case("dk-crafted-nan", "self_attention", crafted(sa_dk=[float("nan")]), set_state(sa_dk=64),
+         check=within("sa_dk", 2, 512)),
+    Case("grad-depth-crafted-inf", "transformer_block", crafted(tb_grad_depth=[float("inf")]),
+         set_state(tb_grad_depth=12), check=within("tb_grad_depth", 4, 96)),
+    Case("max-new-crafted-negative", "generation", crafted(generation_max_new=[-5.0]),
+         set_state(generation_max_new=20), check=within("generation_max_new", 1, 64)),
+    Case("seed-crafted-negative", "logits_sampling", crafted(w_seed=-5), set_state(seed=0),
+         check=within("seed", 0, state.MAX_SEED)),
+    Case("nn-k-crafted-huge", "embeddings", crafted(embeddings_nn_k=[1e9]), set_state(embeddings_nn_k=10),
+         check=within("embeddings_nn_k", 3, 30)),
+    Case("context-prompt-crafted-long", "embeddings", crafted(embeddings_context_a="z" * 50_000),
+         lambda at: set_state(embeddings_context_a=translate("embeddings.context.capital.a", at.session_state["lang"]))(at)),
+]
+
 # 3. Self-attention: matrices and scores a student (or a client) can type.
 CASES += [
     Case("sa-x-not-a-number", "self_attention", set_state(sa_x="1 0 abc 0"), reload_seeds,
@@ -418,6 +514,42 @@ CASES += [
          check=no_raw_image_markdown),
 ]
 
+# 4b. [W3-F] #47: rows a fixed table never offers (a crafted message deletes or adds rows).
+
+
+def lab_rows(deleted: list[int], added: list[dict[str, Any]]) -> Callable[[AppTest], AppTest]:
+    def apply(at: AppTest) -> AppTest:
+        lang = at.session_state["lang"]
+        message = {"edited_rows": {}, "added_rows": added, "deleted_rows": deleted}
+        return run_with(at, {f"embeddings_lab_vectors_{lang}": json.dumps(message)})
+
+    return apply
+
+
+def lab_unchanged(at: AppTest, _lang: str) -> None:
+    """The kept table (the link's value) still has its three rows: the crafted rows never got in."""
+    try:
+        kept_rows = at.session_state[durable("embeddings_lab_rows")]
+    except KeyError:
+        return  # never edited: the declared three rows
+    assert len(kept_rows) == state.EMBEDDINGS_LAB_ROWS
+
+
+CASES += [
+    Case("lab-every-row-deleted", "embeddings", lab_rows([0, 1, 2], []), lab_reset, message="embeddings.lab.rows_fixed",
+         check=lab_unchanged),
+    Case("lab-one-row-deleted", "embeddings", lab_rows([1], []), lab_reset, message="embeddings.lab.rows_fixed",
+         check=lab_unchanged),
+    Case("lab-rows-added", "embeddings", lab_rows([], [{"x1": 1, "x2": 2, "x3": 3}] * 50), lab_reset,
+         message="embeddings.lab.rows_fixed", check=lab_unchanged),
+    Case("lab-unknown-column", "embeddings", lab_edit({0: {"x9": 5}}), lambda at: at.run(),
+         message="embeddings.lab.rows_fixed", check=lab_unchanged),
+    Case("lab-row-out-of-table", "embeddings", lab_edit({99: {"x1": 5}}), lambda at: at.run(),
+         message="embeddings.lab.rows_fixed", check=lab_unchanged),
+    Case("lab-cell-nan-text", "embeddings", lab_edit({0: {"x1": "NaN"}}), lab_reset, message="embeddings.lab.missing_value"),
+    Case("lab-word-too-long", "embeddings", lab_edit({0: {LAB_WORD: "w" * 5000}}), lab_reset),
+]
+
 # 5. Generation: a full context still generates ([W2-E] 4); the calculator in zh ([W2-E] 12).
 CASES += [
     Case("gen-full-context-can-step", "generation", prompt(FULL_PROMPT), default_prompt,
@@ -431,7 +563,6 @@ CASES += [
 
 # 6. Values no widget offers, straight into the durable state or as crafted widget messages
 #    (the declared checks of ui.state: out of set/range -> default + a translated note).
-RESET = "state.reset"
 CASES += [
     Case("model-name-path", "multi_head_attention", set_state(model="../../assets/models/classic"),
          set_state(model="classic"), message=RESET),

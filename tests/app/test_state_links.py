@@ -278,13 +278,13 @@ def test_a_run_writes_the_address_once_not_once_per_control(monkeypatch: pytest.
 
 
 def test_a_value_a_page_puts_reaches_the_address() -> None:
-    at = open_page("multi_head_attention")
-    state_key = state.durable_key("mha_scores")
-    assert at.session_state[state_key] is False
-    at.toggle(key="mha_scores").set_value(True).run()
-    assert dict(at.query_params).get("mha_scores") == "1"
-    at.toggle(key="mha_scores").set_value(False).run()  # the default again: out of the link
-    assert "mha_scores" not in dict(at.query_params)
+    at = open_page("embeddings")
+    state_key = state.durable_key("embeddings_lab_normalise")
+    default = at.session_state[state_key]
+    at.toggle(key="embeddings_lab_normalise").set_value(not default).run()
+    assert dict(at.query_params).get("embeddings_lab_normalise") == ("0" if default else "1")
+    at.toggle(key="embeddings_lab_normalise").set_value(default).run()  # the default again: out of the link
+    assert "embeddings_lab_normalise" not in dict(at.query_params)
 
 
 def test_overview_boxes_carry_the_view() -> None:

@@ -8,6 +8,8 @@ embeddings (one word's residual-stream vector in two prompts, layer by layer).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -208,7 +210,24 @@ def _lab_vectors(lang: str) -> tuple[list[str], np.ndarray, bool] | None:
     # The table is a durable value (ui.state): edits survive a page change and travel in the link.
     rows = state.get("embeddings_lab_rows")
     start = pd.DataFrame([{word_col: row[0], **dict(zip(dims, row[1:]))} for row in rows])
-    edited = st.data_editor(
+    try:
+        edited = _lab_editor(start, lang, word_col, dims)
+    except (KeyError, IndexError, ValueError, TypeError):  # an edit to a column or row the table has not
+        st.session_state.pop(f"embeddings_lab_vectors_{lang}", None)  # the next run draws the kept table
+        st.warning(t("embeddings.lab.rows_fixed", rows=len(rows)))
+        return None
+    normalise = st.toggle(t("embeddings.lab.normalise"), **state.bind("embeddings_lab_normalise"),
+                          help=t("embeddings.lab.normalise_help"))
+    if len(edited) != len(rows) or list(edited.columns) != [word_col, *dims]:
+        # The table is fixed (three rows, these columns): only a crafted message adds or deletes.
+        st.warning(t("embeddings.lab.rows_fixed", rows=len(rows)))
+        return None
+    return _checked_lab_rows(edited, rows, word_col, dims, normalise)
+
+
+def _lab_editor(start: pd.DataFrame, lang: str, word_col: str, dims: list[str]) -> pd.DataFrame:
+    """The editable table (its cells bounded in the browser; every value is checked again after)."""
+    return st.data_editor(
         start,
         key=f"embeddings_lab_vectors_{lang}",  # one table per language: the words differ
         hide_index=True,
@@ -220,9 +239,11 @@ def _lab_vectors(lang: str) -> tuple[list[str], np.ndarray, bool] | None:
                                                 required=True) for d in dims},
         },
     )
-    normalise = st.toggle(t("embeddings.lab.normalise"), **state.bind("embeddings_lab_normalise"),
-                          help=t("embeddings.lab.normalise_help"))
 
+
+def _checked_lab_rows(edited: pd.DataFrame, rows: list[list[Any]], word_col: str, dims: list[str],
+                      normalise: bool) -> tuple[list[str], np.ndarray, bool] | None:
+    """The edited cells checked (a warning and None when one is missing, too large or all zero)."""
     names = [str(n).strip() if isinstance(n, str) and str(n).strip() else f"#{i + 1}"
              for i, n in enumerate(edited[word_col])]
     if len(set(names)) < len(names):  # the table keys vectors by name: keep each row distinct

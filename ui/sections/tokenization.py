@@ -35,7 +35,7 @@ from core.text.bpe_view import (
     token_origins,
 )
 from core.engine.checkpoint import CheckpointError
-from core.engine.prompt import PromptProblem, clean_prompt
+from core.engine.prompt import MAX_PROMPT_CHARS, PromptProblem, clean_prompt
 from core.text.corpus import cjk_lexicon
 from core.text.tokenizer import TrainResult, train_bpe
 from ui.charts.tokens import Chip, token_chips
@@ -58,6 +58,7 @@ DEFAULT_MERGES = 10
 WORDS_SHOWN = 24  # word rows in the chip view: enough to see patterns, short enough to read
 MAX_CHIPS = 400  # tokens drawn in Part 2 (a 2,000-character prompt stays readable)
 QUIRKS: tuple[str, ...] = ("strawberry", "numbers", "languages")
+UPLOAD_SUFFIX = ".txt"  # the only uploads Part 1 reads (plain UTF-8 text)
 
 
 # --- small state helpers (widget values that outlive a page change) ----------------------
@@ -198,8 +199,10 @@ def _corpus_inputs() -> tuple[str, Any]:
         key="tok_corpus_preset",
         on_change=on_preset,
     )
+    # No ``type=``: Streamlit would refuse another name with an English exception before the page
+    # runs; ``_checked_corpus`` refuses it in the page's language (the content is checked anyway).
     upload = st.file_uploader(
-        t("tokenization.upload"), type=["txt"], key="tok_upload",
+        t("tokenization.upload"), key="tok_upload",
         max_upload_size=MAX_CORPUS_BYTES // (1024 * 1024),  # = server.maxUploadSize in .streamlit/config.toml
         help=t("tokenization.upload.help", mb=MAX_CORPUS_BYTES // (1024 * 1024)),
     )
@@ -246,6 +249,9 @@ def _checked_corpus(upload: Any) -> str | None:
     """The upload or the typed text, checked (None after a message in the page's language)."""
     try:
         if upload is not None:
+            if not upload.name.lower().endswith(UPLOAD_SUFFIX):
+                st.warning(t("tokenization.upload.wrong_type", suffix=UPLOAD_SUFFIX))
+                return None
             text = uploaded_corpus(upload.getvalue())
             st.info(t("tokenization.upload.using", name=escape_markdown(upload.name), chars=f"{len(text):,}"))
             return text
@@ -392,8 +398,10 @@ def model_tokens(loaded: Any, prompt: str) -> None:
                     width="stretch")
     source = kept("tok_model_text")
     st.session_state["tok_model_text"] = prompt if source is None else source
+    # As the sidebar prompt (ui.page): no max_chars, the limit in the help, a longer text refused
+    # by clean_prompt with the translated "too long".
     st.text_area(t("tokenization.model.text"), key="tok_model_text", on_change=save("tok_model_text"),
-                 height=90, help=t("tokenization.model.text.help"))
+                 height=90, help=t("tokenization.model.text.help", most=f"{MAX_PROMPT_CHARS:,}"))
     try:
         text = clean_prompt(st.session_state["tok_model_text"]).text
     except PromptProblem as problem:
