@@ -67,3 +67,21 @@ def choice_chart(labels: Sequence[str], counts: Sequence[int], correct: int | No
          "encoding": {"y": y, "x": x, "text": vl.field("shown", "nominal")}},
     ]}
     return vl.spec(body, {TABLE: data}, title=title, height={"step": BAR_STEP * 2}, data=TABLE)
+
+
+def count_chart(labels: Sequence[str], counts: Sequence[int], *, title: str, x_title: str,
+                y_title: str) -> dict[str, Any]:
+    """One bar per label (a token of the prompt) with its count written beside it, in label order.
+
+    Example: count_chart(["0 · The", "1 · cat"], [3, 1], title="t", x_title="students", y_title="token")
+    """
+    data = [{"label": label, "count": int(n), "shown": str(int(n))} for label, n in zip(labels, counts)]
+    y = vl.field("label", "nominal", sort=list(labels), title=y_title, axis={"labelLimit": 200})
+    x = vl.field("count", "quantitative", title=x_title, axis={"tickMinStep": 1, "format": "d"})
+    tooltip = [vl.tooltip("label", y_title), vl.tooltip("shown", x_title)]
+    body = {"layer": [
+        {"mark": {"type": "bar", "color": CLASS_COLOR}, "encoding": {"y": y, "x": x, "tooltip": tooltip}},
+        {"mark": {"type": "text", "align": "left", "dx": 3, "color": LABEL_TEXT},
+         "encoding": {"y": y, "x": x, "text": vl.field("shown", "nominal")}},
+    ]}
+    return vl.spec(body, {TABLE: data}, title=title, height={"step": BAR_STEP}, data=TABLE)
