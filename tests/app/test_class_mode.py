@@ -665,3 +665,17 @@ def test_point_at_a_head_and_a_token_answered_revealed_and_crafted_cells_refused
     text = export.csv_text([(q, _store().tally(CODE, q.qid, _pass())) for q in _store().questions(_pass())])
     lines = text.replace("\r\n", "\n").splitlines()
     assert f"{asked.qid},point,revealed,\"1,2\",2," in lines and f"{token_q.qid},point,revealed,\"0,{where}\",2," in lines
+
+
+def test_a_point_spec_keeps_the_teachers_text_and_view_and_refuses_bad_ones() -> None:
+    from serving.classroom.rules import MAX_QUESTION_CHARS, check_question
+
+    grid = {"rows": 4, "cols": 4, "target": "head"}
+    assert check_question("point", grid) == grid  # text and view stay optional
+    full = {**grid, "text": " Which head? ", "prompt": PROMPT_ZH, "model": "classic", "extra": 1}
+    assert check_question("point", full) == {**grid, "text": "Which head?", "prompt": PROMPT_ZH, "model": "classic"}
+    for bad in ({"text": "x" * (MAX_QUESTION_CHARS + 1)}, {"text": "a\u202eb"}, {"text": 5},
+                {"prompt": PROMPT_ZH}, {"model": "classic"}, {"prompt": 1, "model": "classic"},
+                {"prompt": "x", "model": "bad\nname"}):
+        with pytest.raises(ClassError, match="bad_question"):
+            check_question("point", {**grid, **bad})

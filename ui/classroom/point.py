@@ -87,15 +87,16 @@ def default_text(question: Question) -> str:
     return t("classroom.q.point_head" if question.spec.get("target") == HEAD else "classroom.q.point_position")
 
 
-def cell_label(question: Question, counted: str) -> str:
-    """A counted answer "2,3" as a reader says it: "layer 2, head 3" or "3 · 它" (plain text)."""
+def cell_label(question: Question, counted: str, tokens: list[str] | None = None) -> str:
+    """A counted answer "2,3" as a reader says it: "layer 2, head 3" or "3 · 它" (plain text;
+    ``tokens``: the question's ``token_labels`` when the caller has them already)."""
     try:
         row, col = (int(part) for part in counted.split(","))
     except ValueError:
         return counted
     if question.spec.get("target") == HEAD:
         return t("classroom.point.cell", layer=row, head=col)
-    labels = token_labels(question)
+    labels = tokens if tokens is not None else token_labels(question)
     return labels[col] if 0 <= col < len(labels) else counted
 
 
@@ -142,6 +143,7 @@ def counts_grid(question: Question, tally: Tally) -> np.ndarray:
 
 def show_result(question: Question, tally: Tally, key: str) -> None:
     grid = counts_grid(question, tally)
+    tokens = token_labels(question) if question.spec.get("target") == POSITION else None
     if question.spec.get("target") == HEAD:
         rows, cols = grid.shape
         spec = heatmap(grid.astype(float), layer_labels(rows), head_labels(cols),
@@ -149,13 +151,12 @@ def show_result(question: Question, tally: Tally, key: str) -> None:
                        y_title=t("classroom.point.layer"), value_title=t("classroom.reveal.count"),
                        value_format=".0f", show_values=True, cell_size=40)
     else:
-        labels = token_labels(question)
-        spec = charts.count_chart(labels, [int(n) for n in grid[0]], title=t("classroom.point.tokens_title"),
+        spec = charts.count_chart(tokens or [], [int(n) for n in grid[0]], title=t("classroom.point.tokens_title"),
                                   x_title=t("classroom.reveal.count"), y_title=t("classroom.point.token"))
     vega(spec, key=f"{key}_chart")
     if tally.total:
         most = max(int(n) for n in tally.counts.values())
-        top = [cell_label(question, a) for a, n in tally.counts.items() if int(n) == most]
+        top = [cell_label(question, a, tokens) for a, n in tally.counts.items() if int(n) == most]
         st.markdown(t("classroom.point.most", cells=escape_markdown("; ".join(top)), n=most))
     st.markdown(markdown_table([t("classroom.reveal.answer"), t("classroom.reveal.count")],
-                               [[cell_label(question, a), n] for a, n in tally.counts.items()]))
+                               [[cell_label(question, a, tokens), n] for a, n in tally.counts.items()]))
