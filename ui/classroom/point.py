@@ -141,6 +141,14 @@ def counts_grid(question: Question, tally: Tally) -> np.ndarray:
     return grid
 
 
+def _readable_counts(spec: dict[str, Any], most: float) -> None:
+    """White count text on the dark half of the blues (the shared heatmap writes dark text)."""
+    for layer in spec.get("layer", ()):
+        if layer.get("mark", {}).get("type") == "text":
+            layer["encoding"]["color"] = {"condition": {"test": f"datum.value > {most / 2!r}", "value": "#ffffff"},
+                                          "value": "#111111"}
+
+
 def show_result(question: Question, tally: Tally, key: str) -> None:
     grid = counts_grid(question, tally)
     tokens = token_labels(question) if question.spec.get("target") == POSITION else None
@@ -150,6 +158,7 @@ def show_result(question: Question, tally: Tally, key: str) -> None:
                        title=t("classroom.point.grid_title"), x_title=t("classroom.point.head"),
                        y_title=t("classroom.point.layer"), value_title=t("classroom.reveal.count"),
                        value_format=".0f", show_values=True, cell_size=40)
+        _readable_counts(spec, float(grid.max()))
     else:
         spec = charts.count_chart(tokens or [], [int(n) for n in grid[0]], title=t("classroom.point.tokens_title"),
                                   x_title=t("classroom.reveal.count"), y_title=t("classroom.point.token"))
