@@ -219,6 +219,8 @@ def _answer_label(question: Question, counted: str) -> str:
 
 def _answer_form(question: Question) -> None:
     form_key = f"class_answer_{question.qid}"
+    if question.kind == "choice" and not reveal.option_labels(question):
+        return  # a bank id this server's bank lacks: the question's line already says it cannot be shown
     with st.form(form_key, border=False):
         if question.kind == "next_token":
             try:
