@@ -679,3 +679,12 @@ def test_a_point_spec_keeps_the_teachers_text_and_view_and_refuses_bad_ones() ->
                 {"prompt": "x", "model": "bad\nname"}):
         with pytest.raises(ClassError, match="bad_question"):
             check_question("point", {**grid, **bad})
+
+
+def test_a_bank_id_the_bank_lacks_shows_as_cannot_be_shown_with_no_form(class_dir: Path) -> None:
+    teacher()
+    asked = _store().ask(_pass(), "choice", {"options": 3, "bank_id": "no.such_question"})
+    pupil = student("zh")
+    assert translate("classroom.q.unsupported", "zh") in _texts(pupil)
+    assert not [r for r in pupil.radio if r.key == f"class_answer_{asked.qid}_pick"]
+    assert not [b for b in pupil.button if f"FormSubmitter:class_answer_{asked.qid}" in str(b.id)]
