@@ -105,7 +105,8 @@ class Question:
     """One question of the class. ``spec`` by kind:
 
     - ``next_token``: ``{"prompt": str, "model": str}`` (the view it was asked on);
-    - ``point``: ``{"rows": R, "cols": C, "target": "head" | "position"}``; answers are "r,c";
+    - ``point``: ``{"rows": R, "cols": C, "target": "head" | "position"}``, optionally with the
+      teacher's ``"text"`` and the view's ``"prompt"`` and ``"model"``; answers are "r,c";
     - ``choice``: ``{"options": n, "bank_id": str}`` (a bank question, text from the i18n bank) or
       ``{"options": n, "text": str, "labels": [str, ...]}`` (typed by the teacher, optionally with
       ``"correct": i`` and ``"explanation": str`` for the reveal); answers "0".."n-1".
@@ -265,7 +266,16 @@ def check_question(kind: Any, spec: Any) -> dict[str, Any]:
         if target not in ("head", "position") or not all(
                 type(n) is int and 1 <= n <= MAX_GRID for n in (rows, cols)):
             raise ClassError("bad_question", "grid")
-        return {"rows": rows, "cols": cols, "target": target}
+        out = {"rows": rows, "cols": cols, "target": target}
+        # Optional: the teacher's typed question, and the view it was asked on (a token's label).
+        if spec.get("text"):
+            try:
+                out["text"] = clean_text(spec["text"], MAX_QUESTION_CHARS)
+            except ClassError as error:
+                raise ClassError("bad_question", str(error)) from None
+        if "prompt" in spec or "model" in spec:
+            out.update(check_question("next_token", {"prompt": spec.get("prompt"), "model": spec.get("model")}))
+        return out
     n = spec.get("options")
     if type(n) is not int or not MIN_OPTIONS <= n <= MAX_OPTIONS:
         raise ClassError("bad_question", "options")

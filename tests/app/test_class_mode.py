@@ -475,3 +475,217 @@ def test_ending_the_class_deletes_its_answers(class_dir: Path) -> None:
     _run(pupil)
     assert translate("classroom.student.waiting", "en") in _texts(pupil)
     assert json.dumps(dict(pupil.query_params)) == json.dumps({"class": CODE})
+
+
+# --- a bank question, each student in their own language -----------------------------------------
+
+
+def _dataset_rows(at: AppTest, columns: set[str]) -> list[dict[str, Any]]:
+    """Every chart data row with these columns (the charts' own data, as the browser gets it)."""
+    from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
+
+    rows: list[dict[str, Any]] = []
+    for chart in at.get("vega_lite_chart"):
+        for dataset in chart.proto.datasets:
+            frame = convert_arrow_bytes_to_pandas_df(dataset.data.data)
+            if columns <= set(frame.columns):
+                rows += frame.to_dict("records")
+    return rows
+
+
+def test_bank_question_asked_answered_in_each_language_and_revealed(class_dir: Path) -> None:
+    from serving.classroom.bank import bank
+    from ui.text import escape_markdown
+
+    lead = teacher()
+    lead.switch_page("pages/multi_head_attention.py")
+    _run(lead)
+    picker = lead.selectbox(key="class_bank_pick")
+    here = bank("en").for_station("multi_head_attention")
+    assert here and len(picker.options) == len(bank("en").questions)
+    starred = [label for label in picker.options if label.startswith("★ ")]
+    assert picker.options[:len(here)] == starred  # this page's station first, and only those starred
+    for label, question in zip(picker.options, here):
+        assert label[2:].rstrip("…") == question.text[:len(label[2:].rstrip("…"))]
+    qid = "sa.softmax_233"  # another station's question: the picker lists every one
+    picker.set_value(qid)
+    lead.button(key="class_bank_ask").click()
+    _run(lead)
+    asked = _state().question
+    assert asked.kind == "choice" and dict(asked.spec) == {"options": 4, "bank_id": qid}
+
+    students = {"en": student("en"), "zh": student("zh")}
+    for lang, pupil in students.items():
+        _run(pupil)
+        known = bank(lang).question(qid)
+        assert escape_markdown(known.text) in _texts(pupil)
+        radio = pupil.radio(key=f"class_answer_{asked.qid}_pick")
+        assert radio.options == [f"{chr(65 + i)}. {escape_markdown(o)}" for i, o in enumerate(known.options)]
+    right = bank("en").question(qid).correct
+    wrong = (right + 1) % 4
+    students["en"].radio(key=f"class_answer_{asked.qid}_pick").set_value(right)
+    _submit(students["en"], asked.qid)
+    students["zh"].radio(key=f"class_answer_{asked.qid}_pick").set_value(wrong)
+    _submit(students["zh"], asked.qid)
+    zh = bank("zh").question(qid)
+    assert translate("classroom.student.your_answer", "zh",
+                     answer=escape_markdown(f"{chr(65 + wrong)}. {zh.options[wrong]}")) in _texts(students["zh"])
+    _run(lead)
+    assert "**2** answers" in _texts(lead)
+    lead.button(key=f"class_reveal_{asked.qid}").click()
+    _run(lead)
+    for lang, pupil in students.items():
+        _run(pupil)
+        known = bank(lang).question(qid)
+        shown = [f"{chr(65 + i)}. {o}" for i, o in enumerate(known.options)]
+        rows = _dataset_rows(pupil, {"option", "count", "kind"})
+        assert {r["option"]: r["count"] for r in rows} == {s: int(i in (right, wrong)) for i, s in enumerate(shown)}
+        marked = [r["option"] for r in rows if r["kind"] == translate("classroom.reveal.right", lang)]
+        assert marked == [shown[right]]
+        texts = _texts(pupil)
+        assert translate("classroom.reveal.right_is", lang, option=escape_markdown(shown[right])) in texts
+        assert escape_markdown(known.explanation) in texts
+    from serving.classroom import export
+
+    text = export.csv_text([(q, _store().tally(CODE, q.qid, _pass())) for q in _store().questions(_pass())])
+    lines = text.replace("\r\n", "\n").splitlines()
+    assert f"{asked.qid},choice,revealed,{right},1," in lines and f"{asked.qid},choice,revealed,{wrong},1," in lines
+
+
+def _ask_bank_script(pick: str, key: str) -> None:
+    """The teacher's bank callback with a crafted pick (a browser can send any selectbox value)."""
+    import streamlit as st
+
+    from serving.classroom.keys import authorize
+    from ui.classroom import teacher as teacher_panel
+    from ui.classroom.session import PASS, REFUSALS
+
+    st.session_state[PASS] = authorize(key, key)
+    st.session_state["class_bank_pick"] = pick
+    teacher_panel._ask_bank()
+    st.write(repr(st.session_state.get(REFUSALS, [])))
+
+
+def test_a_crafted_bank_pick_is_refused(class_dir: Path) -> None:
+    teacher()
+    for pick, refused in (("no.such_question", "['bad_question']"), ("sa.softmax_233", "[]")):
+        before = _state().question
+        at = AppTest.from_function(_ask_bank_script, args=(pick, KEY), default_timeout=60)
+        _run(at)
+        assert at.markdown[-1].value == refused
+        after = _state().question
+        assert (after == before) if refused != "[]" else (after.spec["bank_id"] == pick)
+
+
+# --- point at it ----------------------------------------------------------------------------------
+
+
+PROMPT_ZH = "小明把苹果放进书包，因为它太甜了"
+
+
+def test_point_at_a_head_and_a_token_answered_revealed_and_crafted_cells_refused(any_backend: str) -> None:
+    from serving.models import get_model, run_prompt
+    from ui.text import escape_markdown
+
+    config = get_model("classic").config
+    n_layer, n_head = int(config.n_layer), int(config.n_head)
+    lead = teacher()
+    lead.session_state["prompt"] = PROMPT_ZH
+    lead.switch_page("pages/multi_head_attention.py")
+    _run(lead)
+    typed = "Which head links 它 to 苹果? <b>x</b> **y**"
+    lead.text_input(key="class_point_text").set_value(typed)
+    assert lead.radio(key="class_point_target").value == "head"  # the Multi-head page's default
+    _submit_form(lead, "class_point_form")
+    asked = _state().question
+    assert asked.kind == "point" and (asked.spec["rows"], asked.spec["cols"]) == (n_layer, n_head)
+    assert asked.spec["text"] == typed and asked.spec["prompt"] == PROMPT_ZH
+
+    a, b, c = student("en"), student("zh"), student("en")
+    picks = {id(a): (1, 2), id(b): (1, 2), id(c): (n_layer - 1, n_head - 1)}
+    for pupil in (a, b, c):
+        _run(pupil)
+        assert escape_markdown(typed) in _texts(pupil) and "<b>" not in _texts(pupil)
+        layer = pupil.selectbox(key=f"class_answer_{asked.qid}_row")
+        assert layer.options == [translate("classroom.point.layer_n", "zh" if pupil is b else "en", n=i)
+                                 for i in range(n_layer)]
+        layer.set_value(picks[id(pupil)][0])
+        pupil.selectbox(key=f"class_answer_{asked.qid}_col").set_value(picks[id(pupil)][1])
+        _submit(pupil, asked.qid)
+        assert not _errors(pupil)
+    assert translate("classroom.student.your_answer", "zh",
+                     answer=escape_markdown(translate("classroom.point.cell", "zh", layer=1, head=2))) in _texts(b)
+    # Crafted cells (a tampered client can send any value): refused, nothing counted.
+    sid = _session_id(c)
+    for bad in ((n_layer, 0), (0, n_head), (-1, 0), (0, -1), "1,x", "1,2,3", "9999,1", (True, 1), (1.0, 2), None,
+                [1], "", "a" * 100):
+        with pytest.raises(ClassError, match="bad_answer"):
+            _store().answer(CODE, sid, asked.qid, bad)
+    tally = _store().tally(CODE, asked.qid, _pass())
+    assert dict(tally.counts) == {"1,2": 2, f"{n_layer - 1},{n_head - 1}": 1}
+
+    lead.button(key=f"class_reveal_{asked.qid}").click()
+    _run(lead)
+    for pupil, lang in ((a, "en"), (b, "zh")):
+        _run(pupil)
+        cells = {(r["row"], r["col"]): r for r in _dataset_rows(pupil, {"row", "col", "value", "shown"})}
+        assert len(cells) == n_layer * n_head
+        for layer in range(n_layer):
+            for head in range(n_head):
+                want = {(1, 2): 2, (n_layer - 1, n_head - 1): 1}.get((layer, head), 0)
+                cell = cells[(translate("classroom.point.layer_n", lang, n=layer),
+                              translate("classroom.point.head_n", lang, n=head))]
+                assert cell["value"] == want and cell["shown"] == str(want)  # the count is written in the cell
+
+    # The same class points at a token of the prompt.
+    lead.radio(key="class_point_target").set_value("position")
+    lead.text_input(key="class_point_text").set_value("")
+    _submit_form(lead, "class_point_form")
+    token_q = _state().question
+    tokens = list(run_prompt("classic", PROMPT_ZH).tokens)
+    assert token_q.qid != asked.qid and (token_q.spec["rows"], token_q.spec["cols"]) == (1, len(tokens))
+    where = next(i for i, tok in enumerate(tokens) if "它" in tok)
+    for pupil, pos in ((a, where), (b, where), (c, 0)):
+        time.sleep(0.3)
+        _run(pupil)
+        assert translate("classroom.q.point_position", "zh" if pupil is b else "en") in _texts(pupil)
+        pupil.selectbox(key=f"class_answer_{token_q.qid}_col").set_value(pos)
+        _submit(pupil, token_q.qid)
+    with pytest.raises(ClassError, match="bad_answer"):
+        _store().answer(CODE, sid, token_q.qid, (0, len(tokens)))
+    with pytest.raises(ClassError, match="bad_answer"):
+        _store().answer(CODE, sid, token_q.qid, (1, 0))
+    lead.button(key=f"class_reveal_{token_q.qid}").click()
+    _run(lead)
+    rows = _dataset_rows(lead, {"label", "count"})
+    assert [r["count"] for r in rows] == [2 if i == where else 1 if i == 0 else 0 for i in range(len(tokens))]
+    assert rows[where]["label"].startswith(f"{where} · ") and "它" in rows[where]["label"]
+    from serving.classroom import export
+
+    text = export.csv_text([(q, _store().tally(CODE, q.qid, _pass())) for q in _store().questions(_pass())])
+    lines = text.replace("\r\n", "\n").splitlines()
+    assert f"{asked.qid},point,revealed,\"1,2\",2," in lines
+    assert f"{token_q.qid},point,revealed,\"0,{where}\",2," in lines
+
+
+def test_a_point_spec_keeps_the_teachers_text_and_view_and_refuses_bad_ones() -> None:
+    from serving.classroom.rules import MAX_QUESTION_CHARS, check_question
+
+    grid = {"rows": 4, "cols": 4, "target": "head"}
+    assert check_question("point", grid) == grid  # text and view stay optional
+    full = {**grid, "text": " Which head? ", "prompt": PROMPT_ZH, "model": "classic", "extra": 1}
+    assert check_question("point", full) == {**grid, "text": "Which head?", "prompt": PROMPT_ZH, "model": "classic"}
+    for bad in ({"text": "x" * (MAX_QUESTION_CHARS + 1)}, {"text": "a\u202eb"}, {"text": 5},
+                {"prompt": PROMPT_ZH}, {"model": "classic"}, {"prompt": 1, "model": "classic"},
+                {"prompt": "x", "model": "bad\nname"}):
+        with pytest.raises(ClassError, match="bad_question"):
+            check_question("point", {**grid, **bad})
+
+
+def test_a_bank_id_the_bank_lacks_shows_as_cannot_be_shown_with_no_form(class_dir: Path) -> None:
+    teacher()
+    asked = _store().ask(_pass(), "choice", {"options": 3, "bank_id": "no.such_question"})
+    pupil = student("zh")
+    assert translate("classroom.q.unsupported", "zh") in _texts(pupil)
+    assert not [r for r in pupil.radio if r.key == f"class_answer_{asked.qid}_pick"]
+    assert not [b for b in pupil.button if f"FormSubmitter:class_answer_{asked.qid}" in str(b.id)]

@@ -85,8 +85,8 @@ def test_one_teacher_two_students(browser: Browser, class_url: str) -> None:
 
     teacher.get_by_role("button", name=re.compile("predict the next token")).click()
     wait_for_app(teacher)
-    expect(a.get_by_text("Question 1")).to_be_visible(timeout=FOLLOW_BOUND_MS)
-    expect(b.get_by_text("Question 1")).to_be_visible(timeout=FOLLOW_BOUND_MS)
+    expect(a.get_by_text("Question 1", exact=True)).to_be_visible(timeout=FOLLOW_BOUND_MS)
+    expect(b.get_by_text("Question 1", exact=True)).to_be_visible(timeout=FOLLOW_BOUND_MS)
     a.locator(".stRadio label").filter(has_text=re.compile(r"^Paris$")).click()
     a.get_by_role("button", name="Send my answer").click()
     wait_for_app(a)

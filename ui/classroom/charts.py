@@ -22,6 +22,7 @@ PROB_TICKS = [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]
 CLASS_COLOR = palettes.ORANGE
 MODEL_COLOR = palettes.BLUE
 BAR_STEP = 18  # px per bar: readable from the back in presenter mode (fonts scale there too)
+TOKEN_STEP = 24  # px per token row: room for its label (a CJK glyph is taller than a Latin one)
 
 
 def share_chart(rows: Sequence[tuple[str, float, float | None]], *, title: str, x_title: str, y_title: str,
@@ -67,3 +68,23 @@ def choice_chart(labels: Sequence[str], counts: Sequence[int], correct: int | No
          "encoding": {"y": y, "x": x, "text": vl.field("shown", "nominal")}},
     ]}
     return vl.spec(body, {TABLE: data}, title=title, height={"step": BAR_STEP * 2}, data=TABLE)
+
+
+def count_chart(labels: Sequence[str], counts: Sequence[int], *, title: str, x_title: str,
+                y_title: str) -> dict[str, Any]:
+    """One bar per label (a token of the prompt) with its count written beside it, in label order.
+
+    Example: count_chart(["0 · The", "1 · cat"], [3, 1], title="t", x_title="students", y_title="token")
+    """
+    data = [{"label": label, "count": int(n), "shown": str(int(n))} for label, n in zip(labels, counts)]
+    # Every token keeps its label (none hidden to avoid an overlap), and the longest bar its count.
+    y = vl.field("label", "nominal", sort=list(labels), title=y_title, axis={"labelLimit": 200, "labelOverlap": False})
+    x = vl.field("count", "quantitative", title=x_title, scale={"domain": [0, max([1, *counts]) * 1.15]},
+                 axis={"tickMinStep": 1, "format": "d"})
+    tooltip = [vl.tooltip("label", y_title), vl.tooltip("shown", x_title)]
+    body = {"layer": [
+        {"mark": {"type": "bar", "color": CLASS_COLOR}, "encoding": {"y": y, "x": x, "tooltip": tooltip}},
+        {"mark": {"type": "text", "align": "left", "dx": 3, "color": LABEL_TEXT},
+         "encoding": {"y": y, "x": x, "text": vl.field("shown", "nominal")}},
+    ]}
+    return vl.spec(body, {TABLE: data}, title=title, height={"step": TOKEN_STEP}, data=TABLE)

@@ -11,28 +11,59 @@ import streamlit as st
 from core.engine.checkpoint import CheckpointError
 from core.engine.prompt import PromptProblem
 from serving.models import UnknownModel
+from serving.classroom.bank import LANGUAGES, BankQuestion, bank
 from serving.classroom.rules import Question, Tally
 from ui.charts.common import vega
-from ui.classroom import charts, predict
-from ui.i18n import t
+from ui.classroom import charts, point, predict
+from ui.i18n import current_language, t
 from ui.text import escape_markdown, markdown_table
 
 
+def bank_question(question: Question) -> BankQuestion | None:
+    """A bank question in this screen's language (None for a typed one, or an id the bank lacks)."""
+    if question.kind != "choice" or "bank_id" not in question.spec:
+        return None
+    lang = current_language()
+    try:
+        found = bank(lang if lang in LANGUAGES else LANGUAGES[0]).question(str(question.spec["bank_id"]))
+    except KeyError:
+        return None
+    return found if len(found.options) == question.spec.get("options") else None
+
+
 def question_text(question: Question) -> str:
-    """The question as one line of (escaped) Markdown."""
+    """The question as one line of (escaped) Markdown, in this screen's language."""
     if question.kind == "next_token":
         prompt = str(question.spec.get("prompt", ""))
         shown = prompt if len(prompt) <= 160 else "…" + prompt[-159:]
         return t("classroom.q.next_token", prompt=escape_markdown(shown))
     if question.kind == "choice" and "text" in question.spec:
         return escape_markdown(question.spec["text"])
+    from_bank = bank_question(question)
+    if from_bank is not None:
+        return escape_markdown(from_bank.text)
+    if question.kind == "point":
+        typed = question.spec.get("text")
+        return escape_markdown(typed) if typed else point.default_text(question)
     return t("classroom.q.unsupported")
 
 
 def option_labels(question: Question) -> list[str]:
-    """A typed multiple-choice question's options, as typed (escape them where Markdown shows them)."""
-    labels = question.spec.get("labels") or []
-    return [str(label) for label in labels]
+    """A multiple-choice question's options as plain text: as typed, or the bank's in this screen's
+    language (escape them where Markdown shows them)."""
+    if "labels" in question.spec:
+        return [str(label) for label in question.spec.get("labels") or []]
+    from_bank = bank_question(question)
+    return list(from_bank.options) if from_bank is not None else []
+
+
+def _correct_and_why(question: Question) -> tuple[int | None, str]:
+    """The right option (None for a poll) and the explanation ("" when none), as plain text."""
+    from_bank = bank_question(question)
+    if from_bank is not None:
+        return from_bank.correct, from_bank.explanation
+    correct = question.spec.get("correct")
+    return (correct if isinstance(correct, int) else None), str(question.spec.get("explanation") or "")
 
 
 def show_result(question: Question, tally: Tally, key: str) -> None:
@@ -40,8 +71,12 @@ def show_result(question: Question, tally: Tally, key: str) -> None:
     st.markdown(f"**{t('classroom.reveal.title', n=tally.total)}**")
     if question.kind == "next_token":
         _next_token_result(question, tally, key)
-    elif question.kind == "choice" and "labels" in question.spec:
+    elif question.kind == "choice" and option_labels(question):
         _choice_result(question, tally, key)
+    elif question.kind == "point":
+        point.show_result(question, tally, key)
+    else:
+        _counts_table(tally)
 
 
 def _next_token_result(question: Question, tally: Tally, key: str) -> None:
@@ -68,17 +103,17 @@ def _next_token_result(question: Question, tally: Tally, key: str) -> None:
 def _choice_result(question: Question, tally: Tally, key: str) -> None:
     labels = option_labels(question)
     counts = [int(tally.counts.get(str(i), 0)) for i in range(len(labels))]
-    correct = question.spec.get("correct")
+    correct, why = _correct_and_why(question)
     shown = [f"{chr(65 + i)}. {label}" for i, label in enumerate(labels)]
-    spec = charts.choice_chart(shown, counts, correct if isinstance(correct, int) else None,
+    spec = charts.choice_chart(shown, counts, correct,
                                title=t("classroom.reveal.choice_title"), x_title=t("classroom.reveal.count"),
                                y_title=t("classroom.reveal.option"), mark_title=t("classroom.reveal.mark"),
                                right=t("classroom.reveal.right"), other=t("classroom.reveal.other"))
     vega(spec, width="stretch", key=f"{key}_chart")
-    if isinstance(correct, int):
+    if correct is not None:
         st.success(t("classroom.reveal.right_is", option=escape_markdown(shown[correct])))
-    if question.spec.get("explanation"):
-        st.info(escape_markdown(question.spec["explanation"]))
+    if why:
+        st.info(escape_markdown(why))
 
 
 def _counts_table(tally: Tally) -> None:

@@ -17,7 +17,7 @@ import streamlit as st
 from core.engine.prompt import PromptProblem
 from serving.classroom import follow, rules
 from serving.classroom.rules import ClassError, ClassState, Question
-from ui.classroom import predict, reveal
+from ui.classroom import point, predict, reveal
 from ui.classroom.session import refuse, store, student_ids
 from ui.classroom.view import apply_view, page_path
 from ui.i18n import t
@@ -212,11 +212,15 @@ def _answer_label(question: Question, counted: str) -> str:
         labels = reveal.option_labels(question)
         if counted.isdigit() and int(counted) < len(labels):
             return f"{chr(65 + int(counted))}. {labels[int(counted)]}"
+    if question.kind == "point":
+        return point.cell_label(question, counted)
     return counted
 
 
 def _answer_form(question: Question) -> None:
     form_key = f"class_answer_{question.qid}"
+    if question.kind == "choice" and not reveal.option_labels(question):
+        return  # a bank id this server's bank lacks: the question's line already says it cannot be shown
     with st.form(form_key, border=False):
         if question.kind == "next_token":
             try:
@@ -228,10 +232,12 @@ def _answer_form(question: Question) -> None:
                          other if o == OTHER else escape_markdown(o)),
                      horizontal=True)
             st.text_input(t("classroom.student.type"), max_chars=rules.MAX_ANSWER_CHARS, key=f"{form_key}_typed")
-        elif question.kind == "choice" and "labels" in question.spec:
-            labels = reveal.option_labels(question)
+        elif question.kind == "choice" and reveal.option_labels(question):
+            labels = reveal.option_labels(question)  # typed, or the bank's in this student's language
             st.radio(t("classroom.student.choose"), list(range(len(labels))), index=None, key=f"{form_key}_pick",
                      format_func=lambda i: f"{chr(65 + i)}. {escape_markdown(labels[i])}")
+        elif question.kind == "point":
+            point.answer_controls(question, form_key)
         st.form_submit_button(t("classroom.student.send"), type="primary", on_click=_send, args=(question,))
 
 
@@ -241,6 +247,8 @@ def _send(question: Question) -> None:
     if question.kind == "next_token":
         typed = st.session_state.get(f"{form_key}_typed") or ""
         answer = typed if typed.strip() else (pick if pick not in (None, OTHER) else None)
+    elif question.kind == "point":
+        answer = point.picked(question, form_key)
     else:
         answer = pick
     if answer is None:

@@ -17,15 +17,17 @@ from urllib.parse import urlsplit, urlunsplit
 import streamlit as st
 
 from serving.classroom import export, rules
+from serving.classroom.bank import LANGUAGES, BankQuestion, bank, choice_spec
 from serving.classroom.keys import TeacherPass
 from serving.classroom.links import qr_svg, student_link
 from serving.classroom.rules import ClassError
 from ui import state
-from ui.classroom import reveal
+from ui.classroom import point, reveal
 from ui.classroom.session import refuse, store, teacher_pass
 from ui.classroom.view import current_view
-from ui.i18n import t
+from ui.i18n import current_language, t
 from ui.presenter import presenter_on
+from ui.text import escape_markdown
 
 TICK_S: Final = 1.0  # the teacher's counts and view writes: a change reaches students within 1 + 1.5 s at worst
 LEAD: Final = "_class_lead_on"
@@ -33,6 +35,7 @@ PUSHED: Final = "_class_pushed"  # the view (JSON) last written
 ENDED: Final = "_class_ended"
 MAX_TYPED_OPTIONS: Final = rules.MAX_OPTIONS
 NO_CORRECT: Final = -1
+BANK_LABEL_CHARS: Final = 90  # a bank question in the sidebar's picker: one line or two
 
 
 def _teacher() -> TeacherPass | None:
@@ -103,6 +106,31 @@ def _ask_choice() -> None:
     _act(store().ask, "choice", spec)
 
 
+def _ask_bank() -> None:
+    """Ask the picked bank question; an id the bank does not hold (a crafted value) is refused."""
+    qid = st.session_state.get("class_bank_pick")
+    if not isinstance(qid, str) or qid not in bank_ids():
+        refuse("bad_question")
+        return
+    _act(store().ask, "choice", choice_spec(qid))
+
+
+def _ask_point() -> None:
+    """Ask "point at it" on the teacher's view: a head of its model, or a token of its prompt."""
+    target = st.session_state.get("class_point_target")
+    text = st.session_state.get("class_point_text") or ""
+    if target not in point.TARGETS or not isinstance(text, str):
+        refuse("bad_question")
+        return
+    build = point.head_spec if target == point.HEAD else point.position_spec
+    try:
+        spec = build(state.get(state.MODEL), state.get(state.PROMPT), text)
+    except point.CANNOT_RUN:
+        refuse("bad_question")
+        return
+    _act(store().ask, "point", spec)
+
+
 def _set_question(qid: int, to: str) -> None:
     _act(store().set_question_state, qid, to)
 
@@ -168,9 +196,54 @@ def sidebar_panel(page_id: str) -> None:
             st.text_area(t("classroom.teacher.choice_explanation"), max_chars=rules.MAX_QUESTION_CHARS,
                          key="class_choice_explanation")
             st.form_submit_button(t("classroom.teacher.choice_ask"), on_click=_ask_choice)
+    _bank_picker(page_id)
+    _point_form(page_id)
     with st.expander(t("classroom.teacher.end")):
         st.checkbox(t("classroom.teacher.end_sure"), key="class_end_sure")
         st.button(t("classroom.teacher.end_button"), key="class_end", on_click=_end_class)
+
+
+def bank_ids() -> tuple[str, ...]:
+    return bank(LANGUAGES[0]).ids()
+
+
+def bank_order(page_id: str, lang: str) -> list[BankQuestion]:
+    """The bank in ``lang``: this page's station questions first, then the others (file order)."""
+    found = bank(lang if lang in LANGUAGES else LANGUAGES[0])
+    here = list(found.for_station(page_id))
+    return here + [q for q in found.questions if q.station != page_id]
+
+
+def _bank_picker(page_id: str) -> None:
+    """The bank's questions to ask (this page's first, starred), with the picked one's options (not
+    which is right: the teacher's screen may be on the projector)."""
+    ordered = bank_order(page_id, current_language())
+    here = {q.qid for q in ordered if q.station == page_id}
+    names = {q.qid: ("★ " if q.qid in here else "") + (q.text if len(q.text) <= BANK_LABEL_CHARS
+                                                       else q.text[:BANK_LABEL_CHARS - 1] + "…") for q in ordered}
+    with st.expander(t("classroom.teacher.ask_bank")):
+        picked = st.selectbox(t("classroom.teacher.bank_pick"), [q.qid for q in ordered], key="class_bank_pick",
+                              format_func=lambda qid: names.get(qid, qid), help=t("classroom.teacher.bank_help"))
+        chosen = next((q for q in ordered if q.qid == picked), None)
+        if chosen is not None:
+            st.markdown(escape_markdown(chosen.text))
+            st.markdown("\n".join(f"{chr(65 + i)}. {escape_markdown(o)}  "
+                                   for i, o in enumerate(chosen.options)))
+        st.button(t("classroom.teacher.bank_ask"), key="class_bank_ask", on_click=_ask_bank, type="primary")
+
+
+def _point_form(page_id: str) -> None:
+    """"Point at it": the teacher's words and what the class points at (a head, or a token)."""
+    with st.expander(t("classroom.teacher.ask_point")):
+        with st.form("class_point_form", border=False):
+            st.text_input(t("classroom.teacher.point_text"), max_chars=rules.MAX_QUESTION_CHARS,
+                          key="class_point_text", placeholder=t("classroom.teacher.point_example"))
+            names = {point.HEAD: t("classroom.teacher.point_head"), point.POSITION: t("classroom.teacher.point_token")}
+            st.radio(t("classroom.teacher.point_target"), list(point.TARGETS),
+                     index=0 if page_id == "multi_head_attention" else 1, key="class_point_target",
+                     format_func=lambda target: names.get(target, target))
+            st.caption(t("classroom.teacher.point_help"))
+            st.form_submit_button(t("classroom.teacher.choice_ask"), on_click=_ask_point)
 
 
 # --- the main area -------------------------------------------------------------------------------
