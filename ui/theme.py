@@ -111,7 +111,7 @@ def page_css() -> str:
 [data-testid="InputInstructions"], [data-testid="stWidgetLabel"] [data-testid="stTooltipIcon"] {{ color: {muted}; }}
 {chart_text} {{ fill: {muted}; }}
 {chart_titles} {{ fill: {text}; }}
-[data-testid^="stBaseButton-primary"], [data-testid^="stBaseButton-primary"] p,
+[data-testid^="stBaseButton-primary"]:not(:disabled), [data-testid^="stBaseButton-primary"]:not(:disabled) p,
 [data-baseweb="tag"], [data-baseweb="tag"] span {{ color: {on_primary}; }}
 """
 
