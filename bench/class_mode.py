@@ -351,6 +351,8 @@ def report(n: int, replicas: str, figures: Figures) -> str:
          f"p95 ≤ {1000 * ACK_TARGET_S:.0f}: {verdict(ack95 <= ACK_TARGET_S and figures.acked == n)}"),
     ]
     lines = [f"class mode, {n} students, {replicas}", table(rows)]
+    if "Redis" in replicas:
+        lines.append("(server CPU: the replicas, HAProxy and the supervisor; redis-server's own is not counted)")
     if figures.errors:
         lines.append(f"errors ({len(figures.errors)}): " + "; ".join(sorted(set(figures.errors))[:5]))
     return "\n".join(lines)
