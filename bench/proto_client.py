@@ -205,6 +205,7 @@ class Session:
     states: dict[str, WidgetState] = field(default_factory=dict)
     closed: bool = False
     cookie: str | None = None  # the load balancer's affinity cookie, from a first GET /
+    query_string: str = ""  # the address' query, as a browser sends it with every run (e.g. "class=ABC234")
     ignored_after: float = IGNORED_AFTER_S
     use_cache: bool = True
     cache: MessageCache = field(default_factory=MessageCache)
@@ -230,7 +231,7 @@ class Session:
         assert self.ws is not None
         msg = BackMsg()
         cs = msg.rerun_script
-        cs.query_string = ""
+        cs.query_string = self.query_string
         cs.page_script_hash = self.pages.get(self.page, "")
         cs.page_name = self.page
         if fragment_id:

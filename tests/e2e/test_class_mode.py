@@ -10,21 +10,22 @@ from __future__ import annotations
 
 import os
 import re
-import time
 from collections.abc import Iterator
 
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, expect
 
 from serving.classroom.keys import class_code
 from tests.e2e.conftest import ROOT, _free_port, serve
+from tests.e2e.class_helpers import FOLLOW_BOUND_MS
+from tests.e2e.class_helpers import ms_until_page as _on_page
+from tests.e2e.class_helpers import open_page as _open
 from tests.e2e.helpers import assert_no_error, wait_for_app
 
 pytestmark = pytest.mark.e2e
 
 KEY = "e2e-Teacher-Key_0123456789abcdef"
 CODE = class_code(KEY)
-FOLLOW_BOUND_MS = 10_000  # generous: the design's figure (1.5 s poll + one rerun) is measured in bench/
 
 
 @pytest.fixture(scope="module")
@@ -39,20 +40,6 @@ def class_url() -> Iterator[str]:
         assert f"Teacher link: {url}/?teacher={KEY}\n" in log
         assert f"Student link: {url}/?class={CODE}\n" in log
         yield url
-
-
-def _open(browser: Browser, url: str) -> Page:
-    page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
-    page.goto(url)
-    wait_for_app(page)
-    return page
-
-
-def _on_page(page: Page, path: str) -> float:
-    """Milliseconds until the page's address shows ``path``."""
-    started = time.monotonic()
-    expect(page).to_have_url(re.compile(rf"/{path}(\?|$)"), timeout=FOLLOW_BOUND_MS)
-    return (time.monotonic() - started) * 1000
 
 
 def test_one_teacher_two_students(browser: Browser, class_url: str) -> None:
