@@ -229,6 +229,9 @@ def start_server(kind: str, replicas: int, env_extra: dict[str, str], root: Path
     env = {**os.environ, "TOKEN_JOURNEY_THREADS": "1", **env_extra}
     if kind == "classroom":
         env.setdefault("TOKEN_JOURNEY_ALLOWED_HOSTS", "127.0.0.1")
+    # the launchers run "${PYTHON:-.venv/bin/python}" from the root: another copy of the app (--roots)
+    # has no .venv of its own
+    env.setdefault("PYTHON", str(ROOT / ".venv" / "bin" / "python"))
     cmd = server_command(kind, port, replicas, str(ROOT / ".venv" / "bin" / "python"))
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
