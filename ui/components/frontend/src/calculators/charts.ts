@@ -75,6 +75,9 @@ export function si(v: number): string {
 
 export interface SharePart { label: string; value: number; say: string; colour: string }
 
+// Each part of a stacked bar carries a mark as well as its colour (the same mark in the legend).
+const PART_MARKS = ["①", "②", "③", "④", "⑤", "⑥", "⑦", "⑧"];
+
 export function stackedBar(o: { parts: SharePart[]; title: string; xTitle: string; barLabel: string; legendTitle: string;
                                 testid: string }, tip: Tooltip): HTMLElement {
   const { fig, body } = figure(o.title, o.testid);
@@ -93,25 +96,30 @@ export function stackedBar(o: { parts: SharePart[]; title: string; xTitle: strin
     }
     root.append(text(left - 6, top + barH / 2, o.barLabel, "tl-tick", { "text-anchor": "end", "dominant-baseline": "middle" }));
     let at = 0;
-    for (const p of o.parts) {
-      const rect = svg("rect", { x: X(at), y: top, width: Math.max(0.5, X(at + p.value) - X(at)), height: barH, fill: p.colour,
-                                 class: "tl-bar" });
+    o.parts.forEach((p, i) => {
+      const w = Math.max(0.5, X(at + p.value) - X(at));
+      const rect = svg("rect", { x: X(at), y: top, width: w, height: barH, fill: p.colour, class: "tl-bar" });
       pointable(rect, p.say, tip);
       root.append(rect);
+      if (w >= fs * 1.6) {  // never colour alone: the part's mark, as in the legend, where it fits
+        const mark = text(X(at) + w / 2, top + barH / 2, PART_MARKS[i % PART_MARKS.length], "tl-part-mark",
+                          { "text-anchor": "middle", "dominant-baseline": "central", "aria-hidden": "true" });
+        root.append(mark);
+      }
       at += p.value;
-    }
+    });
     root.append(text(left + plotW / 2, h - 4, o.xTitle, "tl-axis-title", { "text-anchor": "middle" }));
     return root;
   });
   const legend = el("ul", "tl-series-legend");
   legend.setAttribute("aria-label", o.legendTitle);
-  for (const p of o.parts) {
+  o.parts.forEach((p, i) => {
     const item = el("li");
     const swatch = el("span", "tl-swatch block");
     swatch.style.background = p.colour;
-    item.append(swatch, el("span", "", p.label));
+    item.append(swatch, el("span", "", `${PART_MARKS[i % PART_MARKS.length]} ${p.label}`));
     legend.append(item);
-  }
+  });
   fig.append(legend);
   return fig;
 }
