@@ -50,9 +50,9 @@ def test_presenter_switch_enlarges_chart_and_diagram_fonts() -> None:
                            and c["title"]["fontSize"] >= 18 for c in configs)
     at.switch_page("pages/embeddings.py").run()
     assert spaces(at) and all(space["presenter"] is True for space in spaces(at).values())
-    at.switch_page("pages/multi_head_attention.py").run()  # the all-heads grid's axes name heads and layers
+    at.switch_page("pages/multi_head_attention.py").run()  # the grid of every head is the browser's too
     configs = _vega_configs(at)
-    assert len(configs) >= 2 and all(c["axis"]["labelFontSize"] >= 16 for c in configs)
+    assert configs and all(c["axis"]["labelFontSize"] >= 16 for c in configs)
     # the picked head's heatmap is drawn in the browser (ui.components.mha_heads): told to present
     assert component_data(at, "mha_heads")["presenter"] is True
 

@@ -283,8 +283,10 @@ def test_a_new_model_keeps_another_preset_and_renews_our_model(page: Page, app_u
     page.locator(f"{COUNTER} .cal-edit summary").click()
     _type(page, COUNTER, "wm_n_layer", 13)
     gpt2 = _spec(page)
-    page.locator('[data-testid="stSidebar"] .st-key-w_model').click()
-    page.get_by_role("option").filter(has_text="modern").first.click()
+    model_box = page.locator('[data-testid="stSidebar"] .st-key-w_model [data-testid="stSelectbox"] input')
+    model_box.click()
+    model_box.press_sequentially("modern")  # Streamlit's select filters as one types
+    model_box.press("Enter")
     wait_for_app(page)
     expect(page.locator(COUNTER)).to_be_visible(timeout=60_000)
     page.wait_for_function("() => location.search.includes('model=modern')", timeout=30_000)

@@ -36,7 +36,9 @@ def class_url() -> Iterator[str]:
     command = ["bash", str(ROOT / "scripts" / "classroom.sh"), "--replicas", "1", "--address", "127.0.0.1",
                "--port", str(port)]
     with serve(command, port, "server_class_mode.log", env) as url:
-        log = (ROOT / "tests" / "e2e" / "server_class_mode.log").read_text()
+        worker = os.environ.get("PYTEST_XDIST_WORKER")  # serve() names the log per xdist worker
+        name = f"server_class_mode.{worker}.log" if worker else "server_class_mode.log"
+        log = (ROOT / "tests" / "e2e" / name).read_text()
         assert f"Teacher link: {url}/?teacher={KEY}\n" in log
         assert f"Student link: {url}/?class={CODE}\n" in log
         yield url

@@ -180,7 +180,7 @@ def test_one_teacher_five_students_on_two_replicas(browser: Browser, class_url: 
 
     # A typed multiple-choice question: four choose A, one B.
     teacher.locator(SIDEBAR).get_by_text("Ask a multiple-choice question").click()
-    teacher.locator(SIDEBAR).get_by_label("Question").fill("softmax([2, 3, 3]): the largest probability is about")
+    teacher.locator(SIDEBAR).get_by_role("textbox", name="Question", exact=True).fill("softmax([2, 3, 3]): the largest probability is about")
     teacher.locator(SIDEBAR).get_by_label("Option A").fill("0.42")
     teacher.locator(SIDEBAR).get_by_label("Option B").fill("0.58")
     teacher.get_by_role("button", name="Ask the class").click()

@@ -105,7 +105,8 @@ def test_first_moves_after_a_restart_are_kept(page: Page, port: int) -> None:
         assert _nn_k(page) == 11 and page.locator(SEED).input_value() == "8"
 
     def before() -> None:
-        assert _nn_k(page) == 12 and page.locator(SEED).input_value() == "7"
+        expect(page.locator(SEED)).to_have_value("7", timeout=30_000)  # the link's values, once drawn
+        expect(page.locator(NN_K)).to_have_value("12", timeout=30_000)
 
     _restart_and_move(page, port, "embeddings?seed=7&embeddings_nn_k=12", NEAREST, before, move, check)
 
